@@ -1,0 +1,228 @@
+"""AlbertConfig: the original `albert_config.json` keys, presets and validation.
+
+The field names, types and constructor defaults are those of the original release
+(spec §1.1), so released config files load unchanged and files we write load in the
+original. One field is new: `cross_layer_sharing`, the paper's Table 4 ablation.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tempfile
+from typing import Any, Mapping
+
+SHARING_MODES = ("all", "attention", "ffn", "none")
+
+# (name, accepted Python types, constructor default). Defaults are the original's
+# xxlarge-like constructor values (spec §1.1); vocab_size has no default.
+_FIELDS: tuple[tuple[str, tuple[type, ...], Any], ...] = (
+    ("vocab_size", (int,), None),
+    ("embedding_size", (int,), 128),
+    ("hidden_size", (int,), 4096),
+    ("num_hidden_layers", (int,), 12),
+    ("num_hidden_groups", (int,), 1),
+    ("num_attention_heads", (int,), 64),
+    ("intermediate_size", (int,), 16384),
+    ("inner_group_num", (int,), 1),
+    ("down_scale_factor", (int, float), 1),
+    ("hidden_act", (str,), "gelu"),
+    ("hidden_dropout_prob", (int, float), 0.0),
+    ("attention_probs_dropout_prob", (int, float), 0.0),
+    ("max_position_embeddings", (int,), 512),
+    ("type_vocab_size", (int,), 2),
+    ("initializer_range", (int, float), 0.02),
+    ("cross_layer_sharing", (str,), "all"),
+)
+FIELD_NAMES = tuple(name for name, _, _ in _FIELDS)
+
+# Released English sizes (spec §1.2): (L, H, N, I, v1 dropout).
+_SIZES = {
+    "base": (12, 768, 12, 3072, 0.1),
+    "large": (24, 1024, 16, 4096, 0.1),
+    "xlarge": (24, 2048, 16, 8192, 0.1),
+    "xxlarge": (12, 4096, 64, 16384, 0.0),
+}
+PRESET_NAMES = tuple(
+    f"albert_{size}_{version}" for size in _SIZES for version in ("v1", "v2")
+)
+
+
+class ConfigError(ValueError):
+    """A config value is missing, of the wrong type or inconsistent."""
+
+
+class AlbertConfig:
+    """Hyperparameters of an ALBERT model, keyed exactly as `albert_config.json`.
+
+    Unknown keys (e.g. `net_structure_type`, `gap_size` in released files) are kept as
+    attributes and written back, as the original's attribute-bag config does.
+
+    Example:
+        >>> config = AlbertConfig.from_preset("albert_base_v2")
+        >>> config.hidden_size, config.num_hidden_layers
+        (768, 12)
+    """
+
+    def __init__(self, vocab_size: int | None = None, **kwargs: Any):
+        self.vocab_size = vocab_size
+        for name, _, default in _FIELDS[1:]:
+            setattr(self, name, kwargs.pop(name, default))
+        # Keys the model does not use are carried along, as in the original.
+        self.extra: dict[str, Any] = dict(kwargs)
+        self._source = "<AlbertConfig>"
+        self.validate()
+
+    # ----- construction -----
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], source: str = "<dict>") -> "AlbertConfig":
+        """Builds a config from a JSON-like dict; `source` names it in error messages."""
+        if not isinstance(values, Mapping):
+            raise ConfigError(f"{source}: expected a JSON object, got {type(values).__name__}")
+        config = cls.__new__(cls)
+        config._source = source
+        config.vocab_size = values.get("vocab_size")
+        for name, _, default in _FIELDS[1:]:
+            setattr(config, name, values.get(name, default))
+        config.extra = {k: v for k, v in values.items() if k not in FIELD_NAMES}
+        config.validate()
+        return config
+
+    @classmethod
+    def from_json_file(cls, path: str | os.PathLike) -> "AlbertConfig":
+        """Reads an `albert_config.json` (original or ours)."""
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                values = json.load(f)
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: config file not found") from None
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
+        return cls.from_dict(values, source=path)
+
+    @classmethod
+    def from_preset(cls, name: str) -> "AlbertConfig":
+        """The config of a released model, named as its tarball (e.g. "albert_large_v1")."""
+        if name not in PRESET_NAMES:
+            raise ConfigError(f"unknown preset {name!r}; expected one of {', '.join(PRESET_NAMES)}")
+        _, size, version = name.split("_")
+        layers, hidden, heads, inner, v1_dropout = _SIZES[size]
+        dropout = v1_dropout if version == "v1" else 0.0
+        return cls(
+            vocab_size=30000,
+            embedding_size=128,
+            hidden_size=hidden,
+            num_hidden_layers=layers,
+            num_hidden_groups=1,
+            num_attention_heads=heads,
+            intermediate_size=inner,
+            inner_group_num=1,
+            down_scale_factor=1,
+            hidden_act="gelu",
+            hidden_dropout_prob=dropout,
+            attention_probs_dropout_prob=dropout,
+            max_position_embeddings=512,
+            type_vocab_size=2,
+            initializer_range=0.02,
+            net_structure_type=0,
+            gap_size=0,
+            num_memory_blocks=0,
+        )
+
+    # ----- serialisation -----
+    def to_dict(self) -> dict[str, Any]:
+        """All fields, the extra keys included."""
+        values = {name: getattr(self, name) for name in FIELD_NAMES}
+        values.update(copy.deepcopy(self.extra))
+        return values
+
+    def to_json_string(self) -> str:
+        """JSON with 2-space indent and sorted keys, the original's layout."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    def to_json_file(self, path: str | os.PathLike) -> None:
+        """Writes the JSON atomically (temporary file, then rename)."""
+        path = os.fspath(path)
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".albert_config.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(self.to_json_string())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
+
+    def copy(self, **overrides: Any) -> "AlbertConfig":
+        """A validated copy with some fields replaced."""
+        values = self.to_dict()
+        values.update(overrides)
+        return AlbertConfig.from_dict(values, source=self._source)
+
+    # ----- derived values -----
+    @property
+    def head_size(self) -> int:
+        """D = H / N, the per-head width."""
+        return self.hidden_size // self.num_attention_heads
+
+    def group_of_layer(self, layer_index: int) -> int:
+        """Parameter group of layer i: int(i / L * G) in floating point, as the original.
+
+        The float form differs from (i * G) // L in rare cases (spec §2.3: L = G = 22
+        maps layer 15 to group 14); the original's variable sets depend on it.
+        """
+        return int(layer_index / self.num_hidden_layers * self.num_hidden_groups)
+
+    # ----- validation -----
+    def validate(self) -> None:
+        """Raises ConfigError naming the field and the source file on a bad value."""
+        where = self._source
+        if self.vocab_size is None:
+            raise ConfigError(f"{where}: field 'vocab_size' is required")
+        for name, types, _ in _FIELDS:
+            value = getattr(self, name)
+            # bool is an int subclass in Python; a JSON true is never a valid size.
+            if isinstance(value, bool) or not isinstance(value, types):
+                expected = " or ".join(t.__name__ for t in types)
+                raise ConfigError(
+                    f"{where}: field '{name}' must be {expected}, got {value!r} "
+                    f"({type(value).__name__})"
+                )
+        for name in ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
+                     "num_hidden_groups", "num_attention_heads", "intermediate_size",
+                     "inner_group_num", "max_position_embeddings", "type_vocab_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{where}: field '{name}' must be >= 1, got {getattr(self, name)}")
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"{where}: field '{name}' must be in [0, 1), got {getattr(self, name)}")
+        if self.hidden_size % self.num_attention_heads:
+            raise ConfigError(
+                f"{where}: field 'hidden_size' ({self.hidden_size}) must be divisible by "
+                f"'num_attention_heads' ({self.num_attention_heads})"
+            )
+        if self.num_hidden_groups > self.num_hidden_layers:
+            raise ConfigError(
+                f"{where}: field 'num_hidden_groups' ({self.num_hidden_groups}) must not exceed "
+                f"'num_hidden_layers' ({self.num_hidden_layers})"
+            )
+        if self.cross_layer_sharing not in SHARING_MODES:
+            raise ConfigError(
+                f"{where}: field 'cross_layer_sharing' must be one of {', '.join(SHARING_MODES)}, "
+                f"got {self.cross_layer_sharing!r}"
+            )
+        from albert_tf.layers.activations import get_activation  # local: avoids a cycle
+
+        try:
+            get_activation(self.hidden_act)
+        except ValueError as e:
+            raise ConfigError(f"{where}: field 'hidden_act': {e}") from None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AlbertConfig) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"AlbertConfig({self.to_dict()})"

@@ -1,0 +1,107 @@
+"""Self-attention sublayer of the ALBERT block, with its residual and post-LayerNorm.
+
+Mirrors scope `attention_1` + `LayerNorm` of the original (spec §2.4 steps 1–7):
+Q/K/V kernels stored [H, N·D], additive mask −10000 on padded keys, softmax in float32.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import keras
+from keras import ops
+
+from albert_tf.layers.initializers import truncated_normal
+from albert_tf.layers.normalization import layer_norm
+
+# The original adds −10000 (not −inf) to masked scores (spec §2.9, Q31). With every key
+# masked this equals no mask at all, which −inf would not reproduce.
+MASK_ADDER = -10000.0
+
+
+def attention_mask_bias(input_mask):
+    """[B, T] 0/1 mask → float32 [B, 1, 1, T] additive bias (0 or −10000) on key positions."""
+    mask = ops.cast(input_mask, "float32")
+    return ((1.0 - mask) * MASK_ADDER)[:, None, None, :]
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AttentionSublayer(keras.layers.Layer):
+    """Multi-head self-attention → output dense → dropout → LayerNorm(out + input).
+
+    Call with `x` [B, S, H] and `mask_bias` from `attention_mask_bias` [B, 1, 1, S].
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        num_attention_heads: int,
+        initializer_range: float = 0.02,
+        hidden_dropout_prob: float = 0.0,
+        attention_probs_dropout_prob: float = 0.0,
+        **kwargs: Any,
+    ):
+        super().__init__(**kwargs)
+        if hidden_size % num_attention_heads:
+            raise ValueError(
+                f"hidden_size {hidden_size} is not divisible by num_attention_heads {num_attention_heads}")
+        self.hidden_size = hidden_size
+        self.num_attention_heads = num_attention_heads
+        self.head_size = hidden_size // num_attention_heads
+        self.initializer_range = initializer_range
+        self.hidden_dropout_prob = hidden_dropout_prob
+        self.attention_probs_dropout_prob = attention_probs_dropout_prob
+
+        def dense(name: str) -> keras.layers.Dense:
+            return keras.layers.Dense(
+                hidden_size, kernel_initializer=truncated_normal(initializer_range), name=name)
+
+        self.query = dense("query")
+        self.key = dense("key")
+        self.value = dense("value")
+        self.output_dense = dense("output_dense")
+        self.probs_dropout = keras.layers.Dropout(attention_probs_dropout_prob, name="probs_dropout")
+        self.output_dropout = keras.layers.Dropout(hidden_dropout_prob, name="output_dropout")
+        self.layer_norm = layer_norm("layer_norm")
+
+    def build(self, input_shape):
+        for dense in (self.query, self.key, self.value, self.output_dense):
+            dense.build((None, None, self.hidden_size))
+        self.layer_norm.build((None, None, self.hidden_size))
+        self.built = True
+
+    def _split_heads(self, x, batch, seq):
+        """[B, S, N·D] → [B, N, S, D] (column n·D + d is head n, dim d, as the original)."""
+        x = ops.reshape(x, (batch, seq, self.num_attention_heads, self.head_size))
+        return ops.transpose(x, (0, 2, 1, 3))
+
+    def call(self, x, mask_bias=None, training=None):
+        shape = ops.shape(x)
+        batch, seq = shape[0], shape[1]
+        q = self._split_heads(self.query(x), batch, seq)
+        k = self._split_heads(self.key(x), batch, seq)
+        v = self._split_heads(self.value(x), batch, seq)
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))
+        scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size))
+        if mask_bias is not None:
+            scores = scores + mask_bias
+        probs = ops.softmax(scores, axis=-1)  # float32 under any policy
+        probs = self.probs_dropout(ops.cast(probs, self.compute_dtype), training=training)
+        context = ops.matmul(probs, v)  # [B, N, S, D]
+        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (batch, seq, self.hidden_size))
+        out = self.output_dropout(self.output_dense(context), training=training)
+        out = self.layer_norm(ops.cast(out, "float32") + ops.cast(x, "float32"))
+        return ops.cast(out, self.compute_dtype)
+
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update(
+            hidden_size=self.hidden_size,
+            num_attention_heads=self.num_attention_heads,
+            initializer_range=self.initializer_range,
+            hidden_dropout_prob=self.hidden_dropout_prob,
+            attention_probs_dropout_prob=self.attention_probs_dropout_prob,
+        )
+        return config

@@ -1,0 +1,67 @@
+"""Feed-forward sublayer of the ALBERT block, with its residual and post-LayerNorm.
+
+Mirrors scope `ffn_1` + `LayerNorm_1` of the original (spec §2.4 steps 8–10): dense to I
+with tanh-gelu, dense back to H, dropout, LayerNorm(out + input). No dropout inside.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+from keras import ops
+
+from albert_tf.layers.activations import get_activation
+from albert_tf.layers.initializers import truncated_normal
+from albert_tf.layers.normalization import layer_norm
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class FeedForwardSublayer(keras.layers.Layer):
+    """dense(H→I, act) → dense(I→H) → dropout → LayerNorm(out + input)."""
+
+    def __init__(
+        self,
+        hidden_size: int,
+        intermediate_size: int,
+        hidden_act: str = "gelu",
+        initializer_range: float = 0.02,
+        hidden_dropout_prob: float = 0.0,
+        **kwargs: Any,
+    ):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.intermediate_size = intermediate_size
+        self.hidden_act = hidden_act
+        self.initializer_range = initializer_range
+        self.hidden_dropout_prob = hidden_dropout_prob
+        init = truncated_normal(initializer_range)
+        self.intermediate = keras.layers.Dense(
+            intermediate_size, activation=get_activation(hidden_act), kernel_initializer=init,
+            name="intermediate")
+        self.output_dense = keras.layers.Dense(hidden_size, kernel_initializer=init, name="output_dense")
+        self.dropout = keras.layers.Dropout(hidden_dropout_prob, name="dropout")
+        self.layer_norm = layer_norm("layer_norm")
+
+    def build(self, input_shape):
+        self.intermediate.build((None, None, self.hidden_size))
+        self.output_dense.build((None, None, self.intermediate_size))
+        self.layer_norm.build((None, None, self.hidden_size))
+        self.built = True
+
+    def call(self, x, training=None):
+        out = self.dropout(self.output_dense(self.intermediate(x)), training=training)
+        out = self.layer_norm(ops.cast(out, "float32") + ops.cast(x, "float32"))
+        return ops.cast(out, self.compute_dtype)
+
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update(
+            hidden_size=self.hidden_size,
+            intermediate_size=self.intermediate_size,
+            hidden_act=self.hidden_act,
+            initializer_range=self.initializer_range,
+            hidden_dropout_prob=self.hidden_dropout_prob,
+        )
+        return config

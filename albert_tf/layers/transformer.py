@@ -1,0 +1,141 @@
+"""The ALBERT block and the shared encoder stack (cross-layer parameter sharing).
+
+Layer i uses parameter group int(i/L·G); each group holds `inner_group_num` blocks applied
+in order, and every block application is one entry of `encoder_outputs` (spec §2.3, §2.6).
+Sharing is literal: a shared sublayer is the same Keras layer object called again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+
+from albert_tf.config import SHARING_MODES
+from albert_tf.layers.attention import AttentionSublayer, attention_mask_bias
+from albert_tf.layers.feed_forward import FeedForwardSublayer
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class TransformerBlock(keras.layers.Layer):
+    """One post-LN ALBERT block: attention sublayer, then feed-forward sublayer.
+
+    Call with `x` [B, S, H] and the 0/1 `input_mask` [B, S].
+    """
+
+    def __init__(self, hidden_size: int, num_attention_heads: int, intermediate_size: int,
+                 hidden_act: str = "gelu", initializer_range: float = 0.02,
+                 hidden_dropout_prob: float = 0.0, attention_probs_dropout_prob: float = 0.0,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        self._block_config = dict(
+            hidden_size=hidden_size, num_attention_heads=num_attention_heads,
+            intermediate_size=intermediate_size, hidden_act=hidden_act,
+            initializer_range=initializer_range, hidden_dropout_prob=hidden_dropout_prob,
+            attention_probs_dropout_prob=attention_probs_dropout_prob)
+        self.attention = AttentionSublayer(
+            hidden_size, num_attention_heads, initializer_range, hidden_dropout_prob,
+            attention_probs_dropout_prob, name="attention")
+        self.feed_forward = FeedForwardSublayer(
+            hidden_size, intermediate_size, hidden_act, initializer_range, hidden_dropout_prob,
+            name="feed_forward")
+
+    def build(self, input_shape):
+        self.attention.build(input_shape)
+        self.feed_forward.build(input_shape)
+        self.built = True
+
+    def call(self, x, input_mask=None, training=None):
+        bias = None if input_mask is None else attention_mask_bias(input_mask)
+        x = self.attention(x, bias, training=training)
+        return self.feed_forward(x, training=training)
+
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update(self._block_config)
+        return config
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class SharedTransformerStack(keras.layers.Layer):
+    """L layer applications over G groups × K inner blocks, with the paper's sharing modes.
+
+    `cross_layer_sharing`: "all" (the original: attention and FFN shared within a group),
+    "attention" or "ffn" (only that sublayer shared; the other is per layer), "none".
+    Shared sublayers live under the original's scope `group_{g}/inner_group_{k}`; per-layer
+    ones under `layer_{i}/inner_group_{k}` (our extension; see `checkpoints`).
+
+    Returns the list of all L·K block outputs; the last is the sequence output.
+    """
+
+    def __init__(self, hidden_size: int, num_hidden_layers: int, num_attention_heads: int,
+                 intermediate_size: int, num_hidden_groups: int = 1, inner_group_num: int = 1,
+                 cross_layer_sharing: str = "all", hidden_act: str = "gelu",
+                 initializer_range: float = 0.02, hidden_dropout_prob: float = 0.0,
+                 attention_probs_dropout_prob: float = 0.0, **kwargs: Any):
+        super().__init__(**kwargs)
+        if cross_layer_sharing not in SHARING_MODES:
+            raise ValueError(f"cross_layer_sharing must be one of {SHARING_MODES}, got {cross_layer_sharing!r}")
+        if num_hidden_groups > num_hidden_layers:
+            raise ValueError(f"num_hidden_groups ({num_hidden_groups}) > num_hidden_layers ({num_hidden_layers})")
+        self._stack_config = dict(
+            hidden_size=hidden_size, num_hidden_layers=num_hidden_layers,
+            num_attention_heads=num_attention_heads, intermediate_size=intermediate_size,
+            num_hidden_groups=num_hidden_groups, inner_group_num=inner_group_num,
+            cross_layer_sharing=cross_layer_sharing, hidden_act=hidden_act,
+            initializer_range=initializer_range, hidden_dropout_prob=hidden_dropout_prob,
+            attention_probs_dropout_prob=attention_probs_dropout_prob)
+        self.hidden_size = hidden_size
+
+        share_attention = cross_layer_sharing in ("all", "attention")
+        share_ffn = cross_layer_sharing in ("all", "ffn")
+        self.attention_layers: list[AttentionSublayer] = []
+        self.feed_forward_layers: list[FeedForwardSublayer] = []
+        self.attention_scopes: list[str] = []
+        self.feed_forward_scopes: list[str] = []
+        # schedule[j] = (attention index, ffn index) of the j-th block application.
+        self.schedule: list[tuple[int, int]] = []
+
+        def sublayer(scope: str, scopes: list, layers: list, make) -> int:
+            if scope not in scopes:  # first use creates it; later uses reuse the object
+                scopes.append(scope)
+                layers.append(make(scope.replace("/", "_")))
+            return scopes.index(scope)
+
+        for i in range(num_hidden_layers):
+            group = int(i / num_hidden_layers * num_hidden_groups)  # float form, spec §2.3
+            for k in range(inner_group_num):
+                shared, own = f"group_{group}/inner_group_{k}", f"layer_{i}/inner_group_{k}"
+                a = sublayer(shared if share_attention else own, self.attention_scopes,
+                             self.attention_layers,
+                             lambda name: AttentionSublayer(
+                                 hidden_size, num_attention_heads, initializer_range,
+                                 hidden_dropout_prob, attention_probs_dropout_prob,
+                                 name=f"{name}_attention"))
+                f = sublayer(shared if share_ffn else own, self.feed_forward_scopes,
+                             self.feed_forward_layers,
+                             lambda name: FeedForwardSublayer(
+                                 hidden_size, intermediate_size, hidden_act, initializer_range,
+                                 hidden_dropout_prob, name=f"{name}_ffn"))
+                self.schedule.append((a, f))
+
+    def build(self, input_shape):
+        for layer in self.attention_layers + self.feed_forward_layers:
+            layer.build((None, None, self.hidden_size))
+        self.built = True
+
+    def call(self, x, input_mask=None, training=None):
+        bias = None if input_mask is None else attention_mask_bias(input_mask)
+        outputs = []
+        for a, f in self.schedule:
+            x = self.attention_layers[a](x, bias, training=training)
+            x = self.feed_forward_layers[f](x, training=training)
+            outputs.append(x)
+        return outputs
+
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update(self._stack_config)
+        return config

@@ -1,0 +1,6 @@
+"""Trainable Keras models built from `albert_tf.layers`."""
+
+from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder, encoder_inputs
+from albert_tf.models.pretrainer import AlbertPretrainer
+
+__all__ = ["AlbertEncoder", "AlbertPretrainer", "INPUT_NAMES", "encoder_inputs"]

@@ -1,0 +1,98 @@
+"""AlbertEncoder: token ids → sequence, pooled and all-layer outputs (spec §2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+
+from albert_tf.config import AlbertConfig
+from albert_tf.layers.embedding import AlbertEmbedding
+from albert_tf.layers.heads import Pooler
+from albert_tf.layers.initializers import truncated_normal
+from albert_tf.layers.transformer import SharedTransformerStack
+
+INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def encoder_inputs() -> dict[str, keras.KerasTensor]:
+    """Symbolic int32 [batch, seq] inputs, keyed as the TF-Hub encoder convention."""
+    return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertEncoder(keras.Model):
+    """The ALBERT encoder as a functional Keras model.
+
+    Called with {"input_word_ids", "input_mask", "input_type_ids"} (int32 [B, S]) →
+    {"sequence_output" [B,S,H], "pooled_output" [B,H], "encoder_outputs": L·K × [B,S,H]}.
+    `training=True` enables dropout.
+
+    Example:
+        >>> config = AlbertConfig(vocab_size=100, hidden_size=32, num_attention_heads=4,
+        ...                       intermediate_size=64, num_hidden_layers=2)
+        >>> encoder = AlbertEncoder(config)
+        >>> ids = np.ones((2, 8), "int32")
+        >>> encoder({"input_word_ids": ids, "input_mask": ids,
+        ...          "input_type_ids": 0 * ids})["pooled_output"].shape
+        TensorShape([2, 32])
+    """
+
+    def __init__(self, config: AlbertConfig, **kwargs: Any):
+        embedding = AlbertEmbedding(
+            vocab_size=config.vocab_size,
+            embedding_size=config.embedding_size,
+            max_position_embeddings=config.max_position_embeddings,
+            type_vocab_size=config.type_vocab_size,
+            initializer_range=config.initializer_range,
+            dropout_rate=config.hidden_dropout_prob,
+            name="embeddings",
+        )
+        # E→H projection exists only when the widths differ (spec §2.2).
+        projection = None
+        if config.embedding_size != config.hidden_size:
+            projection = keras.layers.Dense(
+                config.hidden_size, kernel_initializer=truncated_normal(config.initializer_range),
+                name="embedding_projection")
+        transformer = SharedTransformerStack(
+            hidden_size=config.hidden_size,
+            num_hidden_layers=config.num_hidden_layers,
+            num_attention_heads=config.num_attention_heads,
+            intermediate_size=config.intermediate_size,
+            num_hidden_groups=config.num_hidden_groups,
+            inner_group_num=config.inner_group_num,
+            cross_layer_sharing=config.cross_layer_sharing,
+            hidden_act=config.hidden_act,
+            initializer_range=config.initializer_range,
+            hidden_dropout_prob=config.hidden_dropout_prob,
+            attention_probs_dropout_prob=config.attention_probs_dropout_prob,
+            name="transformer",
+        )
+        pooler = Pooler(config.hidden_size, config.initializer_range, name="pooler")
+
+        inputs = encoder_inputs()
+        x = embedding(inputs["input_word_ids"], inputs["input_type_ids"])
+        if projection is not None:
+            x = projection(x)
+        encoder_outputs = transformer(x, inputs["input_mask"])
+        sequence_output = encoder_outputs[-1]
+        outputs = {
+            "sequence_output": sequence_output,
+            "pooled_output": pooler(sequence_output),
+            "encoder_outputs": encoder_outputs,
+        }
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        self.config = config
+        self.embedding_layer = embedding
+        self.embedding_projection = projection
+        self.transformer = transformer
+        self.pooler = pooler
+
+    def get_config(self) -> dict[str, Any]:
+        return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict()}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> "AlbertEncoder":
+        config = dict(config)
+        return cls(AlbertConfig.from_dict(config.pop("config")), **config)

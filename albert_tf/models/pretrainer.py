@@ -1,0 +1,53 @@
+"""AlbertPretrainer: the encoder with the masked-LM and sentence-order heads (spec §4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+
+from albert_tf.config import AlbertConfig
+from albert_tf.layers.heads import ClassificationHead, MaskedLMHead
+from albert_tf.models.encoder import AlbertEncoder, encoder_inputs
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertPretrainer(keras.Model):
+    """MLM + SOP model: encoder inputs plus "masked_lm_positions" [B, P] →
+    {"mlm_logits" [B, P, V], "sop_logits" [B, 2]} (float32). `.encoder` is the AlbertEncoder.
+
+    Example:
+        >>> pretrainer = AlbertPretrainer(config)
+        >>> out = pretrainer({**encoder_inputs, "masked_lm_positions": positions})
+        >>> out["mlm_logits"].shape  # [batch, P, vocab_size]
+    """
+
+    def __init__(self, config: AlbertConfig, encoder: AlbertEncoder | None = None, **kwargs: Any):
+        encoder = encoder if encoder is not None else AlbertEncoder(config, name="encoder")
+        mlm_head = MaskedLMHead(
+            vocab_size=config.vocab_size, hidden_size=config.hidden_size,
+            embedding_size=config.embedding_size, hidden_act=config.hidden_act,
+            initializer_range=config.initializer_range, embedding=encoder.embedding_layer,
+            name="mlm_head")
+        sop_head = ClassificationHead(2, config.hidden_size, config.initializer_range, name="sop_head")
+
+        inputs = encoder_inputs()
+        inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
+        encoded = encoder({name: inputs[name] for name in encoder.input})
+        outputs = {
+            "mlm_logits": mlm_head(encoded["sequence_output"], inputs["masked_lm_positions"]),
+            "sop_logits": sop_head(encoded["pooled_output"]),
+        }
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.config = config
+        self.encoder = encoder
+        self.mlm_head = mlm_head
+        self.sop_head = sop_head
+
+    def get_config(self) -> dict[str, Any]:
+        return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict()}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> "AlbertPretrainer":
+        config = dict(config)
+        return cls(AlbertConfig.from_dict(config.pop("config")), **config)

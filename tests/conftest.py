@@ -1,0 +1,42 @@
+"""Shared fixtures: tiny configs so the whole suite runs in minutes on 2 CPU cores."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np
+import pytest
+
+from albert_tf import AlbertConfig
+
+
+def tiny_config(**overrides) -> AlbertConfig:
+    """H=32, 2 layers, vocab 100, E=16: the default test model."""
+    values = dict(vocab_size=100, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                  num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
+                  hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    values.update(overrides)
+    return AlbertConfig(**values)
+
+
+def random_inputs(config: AlbertConfig, batch: int = 3, seq: int = 12, num_masked: int = 4,
+                  seed: int = 0) -> dict[str, np.ndarray]:
+    """Encoder + pretrainer inputs with some padding in every row but the first."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
+    mask = np.ones((batch, seq), "int32")
+    for b in range(1, batch):
+        mask[b, seq - 2 * b:] = 0
+    types = np.zeros((batch, seq), "int32")
+    types[:, seq // 2:] = 1
+    positions = np.stack([rng.choice(seq - 2 * batch, num_masked, replace=False)
+                          for _ in range(batch)]).astype("int32")
+    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types,
+            "masked_lm_positions": positions}
+
+
+@pytest.fixture
+def config() -> AlbertConfig:
+    return tiny_config()
