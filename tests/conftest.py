@@ -31,7 +31,7 @@ def random_inputs(config: AlbertConfig, batch: int = 3, seq: int = 12, num_maske
         mask[b, seq - 2 * b:] = 0
     types = np.zeros((batch, seq), "int32")
     types[:, seq // 2:] = 1
-    positions = np.stack([rng.choice(seq - 2 * batch, num_masked, replace=False)
+    positions = np.stack([rng.choice(seq - 2 * (batch - 1), num_masked, replace=False)
                           for _ in range(batch)]).astype("int32")
     return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types,
             "masked_lm_positions": positions}

@@ -30,7 +30,7 @@ def attention_mask_bias(input_mask):
 class AttentionSublayer(keras.layers.Layer):
     """Multi-head self-attention → output dense → dropout → LayerNorm(out + input).
 
-    Call with `x` [B, S, H] and `mask_bias` from `attention_mask_bias` [B, 1, 1, S].
+    Call with `x` [B, S, H] and the 0/1 `input_mask` [B, S] of real (1) and padded (0) keys.
     """
 
     def __init__(
@@ -76,7 +76,7 @@ class AttentionSublayer(keras.layers.Layer):
         x = ops.reshape(x, (batch, seq, self.num_attention_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))
 
-    def call(self, x, mask_bias=None, training=None):
+    def call(self, x, input_mask=None, training=None):
         shape = ops.shape(x)
         batch, seq = shape[0], shape[1]
         q = self._split_heads(self.query(x), batch, seq)
@@ -84,8 +84,9 @@ class AttentionSublayer(keras.layers.Layer):
         v = self._split_heads(self.value(x), batch, seq)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))
         scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size))
-        if mask_bias is not None:
-            scores = scores + mask_bias
+        if input_mask is not None:
+            # Built here in float32: a float bias passed in would be autocast to half precision.
+            scores = scores + attention_mask_bias(input_mask)
         probs = ops.softmax(scores, axis=-1)  # float32 under any policy
         probs = self.probs_dropout(ops.cast(probs, self.compute_dtype), training=training)
         context = ops.matmul(probs, v)  # [B, N, S, D]

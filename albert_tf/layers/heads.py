@@ -61,6 +61,7 @@ class MaskedLMHead(keras.layers.Layer):
     def __init__(self, vocab_size: int, hidden_size: int, embedding_size: int,
                  hidden_act: str = "gelu", initializer_range: float = 0.02,
                  embedding: AlbertEmbedding | None = None, **kwargs: Any):
+        kwargs.setdefault("dtype", "float32")  # logits in float32 under mixed precision
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
         self.hidden_size = hidden_size
@@ -107,12 +108,14 @@ class MaskedLMHead(keras.layers.Layer):
 class ClassificationHead(keras.layers.Layer):
     """Dropout → logits = x · output_weightsᵀ + output_bias, weights stored [C, H].
 
+    Computes in float32 (its input is cast) so logits and losses stay float32.
     The original's layout for the SOP head (`cls/seq_relationship`, C=2, no dropout),
     the GLUE classifier (dropout 0.1, spec Q20) and RACE (C=1).
     """
 
     def __init__(self, num_classes: int, hidden_size: int, initializer_range: float = 0.02,
                  dropout_rate: float = 0.0, **kwargs: Any):
+        kwargs.setdefault("dtype", "float32")  # logits in float32 under mixed precision
         super().__init__(**kwargs)
         self.num_classes = num_classes
         self.hidden_size = hidden_size

@@ -12,7 +12,7 @@ from typing import Any
 import keras
 
 from albert_tf.config import SHARING_MODES
-from albert_tf.layers.attention import AttentionSublayer, attention_mask_bias
+from albert_tf.layers.attention import AttentionSublayer
 from albert_tf.layers.feed_forward import FeedForwardSublayer
 
 
@@ -46,8 +46,7 @@ class TransformerBlock(keras.layers.Layer):
         self.built = True
 
     def call(self, x, input_mask=None, training=None):
-        bias = None if input_mask is None else attention_mask_bias(input_mask)
-        x = self.attention(x, bias, training=training)
+        x = self.attention(x, input_mask, training=training)
         return self.feed_forward(x, training=training)
 
 
@@ -126,10 +125,9 @@ class SharedTransformerStack(keras.layers.Layer):
         self.built = True
 
     def call(self, x, input_mask=None, training=None):
-        bias = None if input_mask is None else attention_mask_bias(input_mask)
         outputs = []
         for a, f in self.schedule:
-            x = self.attention_layers[a](x, bias, training=training)
+            x = self.attention_layers[a](x, input_mask, training=training)
             x = self.feed_forward_layers[f](x, training=training)
             outputs.append(x)
         return outputs
