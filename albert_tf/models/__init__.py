@@ -1,6 +1,9 @@
 """Trainable Keras models built from `albert_tf.layers`."""
 
+from albert_tf.models.classifier import AlbertClassifier
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder, encoder_inputs
+from albert_tf.models.multiple_choice import AlbertMultipleChoice
 from albert_tf.models.pretrainer import AlbertPretrainer
 
-__all__ = ["AlbertEncoder", "AlbertPretrainer", "INPUT_NAMES", "encoder_inputs"]
+__all__ = ["AlbertClassifier", "AlbertEncoder", "AlbertMultipleChoice", "AlbertPretrainer",
+           "INPUT_NAMES", "encoder_inputs"]

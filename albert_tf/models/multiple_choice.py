@@ -1,0 +1,58 @@
+"""AlbertMultipleChoice: one score per (context, question + option) sequence (spec §10.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from albert_tf.config import AlbertConfig
+from albert_tf.layers.heads import ClassificationHead
+from albert_tf.models.classifier import CLASSIFIER_INITIALIZER_RANGE
+from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class MergeChoices(keras.layers.Layer):
+    """[B, C, S] → [B·C, S]: every option becomes its own sequence."""
+
+    def call(self, x):
+        return tf.reshape(x, [-1, tf.shape(x)[-1]])
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertMultipleChoice(keras.Model):
+    """Inputs int32 [B, num_choices, S] under the encoder's names → {"logits": [B, num_choices]}.
+
+    Each option is encoded as its own sequence; the pooled output is scored by one
+    `output_weights [1, H]` row, and the softmax is over the options (RACE).
+    """
+
+    def __init__(self, config: AlbertConfig, num_choices: int = 4, dropout_rate: float = 0.1,
+                 encoder: AlbertEncoder | None = None, **kwargs: Any):
+        encoder = encoder if encoder is not None else AlbertEncoder(config, name="encoder")
+        head = ClassificationHead(1, config.hidden_size, CLASSIFIER_INITIALIZER_RANGE,
+                                  dropout_rate, name="classifier_head")
+        inputs = {name: keras.Input(shape=(num_choices, None), dtype="int32", name=name)
+                  for name in INPUT_NAMES}
+        merge = MergeChoices(name="merge_choices")
+        flat = {name: merge(t) for name, t in inputs.items()}
+        scores = head(encoder(flat)["pooled_output"])  # [B·num_choices, 1]
+        logits = ops.reshape(scores, (-1, num_choices))
+        super().__init__(inputs=inputs, outputs={"logits": logits}, **kwargs)
+        self.config = config
+        self.num_choices = num_choices
+        self.dropout_rate = dropout_rate
+        self.encoder = encoder
+        self.classifier_head = head
+
+    def get_config(self) -> dict[str, Any]:
+        return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict(),
+                "num_choices": self.num_choices, "dropout_rate": self.dropout_rate}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> "AlbertMultipleChoice":
+        config = dict(config)
+        return cls(AlbertConfig.from_dict(config.pop("config")), **config)
