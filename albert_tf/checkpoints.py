@@ -60,6 +60,17 @@ NAME_TABLE: tuple[tuple[str, str, str], ...] = (
     ("classifier_head", "output_bias", "output_bias"),
     ("squad_v1_head", "cls/squad/output_weights", "output_weights"),
     ("squad_v1_head", "cls/squad/output_bias", "output_bias"),
+    ("squad_v2_head", "start_logits/dense/kernel", "start_dense.kernel"),
+    ("squad_v2_head", "start_logits/dense/bias", "start_dense.bias"),
+    ("squad_v2_head", "end_logits/dense_0/kernel", "end_dense_0.kernel"),
+    ("squad_v2_head", "end_logits/dense_0/bias", "end_dense_0.bias"),
+    ("squad_v2_head", "end_logits/LayerNorm/gamma", "end_layer_norm.gamma"),
+    ("squad_v2_head", "end_logits/LayerNorm/beta", "end_layer_norm.beta"),
+    ("squad_v2_head", "end_logits/dense_1/kernel", "end_dense_1.kernel"),
+    ("squad_v2_head", "end_logits/dense_1/bias", "end_dense_1.bias"),
+    ("squad_v2_head", "answer_class/dense_0/kernel", "answer_dense_0.kernel"),
+    ("squad_v2_head", "answer_class/dense_0/bias", "answer_dense_0.bias"),
+    ("squad_v2_head", "answer_class/dense_1/kernel", "answer_dense_1.kernel"),  # no bias
 )
 
 # Checkpoint entries that are never model weights: optimizer slots and the step (spec §3.4).
@@ -248,6 +259,28 @@ def load_original_checkpoint(model: Any, path: str, allow_missing: Sequence[str]
     report = LoadReport(path, restored, missing, unused, skipped)
     logging.info("Original checkpoint: %s", report.summary())
     return report
+
+
+def restore_model_weights(model: Any, path: str, allow_missing: Sequence[str] = ()) -> int:
+    """Initialises `model` from an original TF1 checkpoint or one of our training checkpoints.
+
+    Original checkpoints go through the strict loader (`allow_missing` as there); ours are
+    matched by variable path, and only the parts named in `allow_missing` may be absent.
+    Returns the number of variables restored and logs it.
+    """
+    if checkpoint_kind(path) == "original":
+        return len(load_original_checkpoint(model, path, allow_missing=allow_missing).restored)
+    from albert_tf.training.checkpointing import load_model_weights  # training imports models
+
+    loaded, missing = load_model_weights(model, resolve_checkpoint_path(path), allow_missing=True)
+    allowed = tuple(allow_missing)
+    refused = [m for m in missing if not m.startswith(allowed)] if allowed else missing
+    if refused:
+        raise CheckpointMismatchError(
+            f"{path}: model variables missing from the checkpoint ({len(refused)}): {', '.join(refused)}")
+    logging.info("Restored %d variables from %s (%d left as initialised: %s)",
+                 len(loaded), path, len(missing), ", ".join(missing) or "none")
+    return len(loaded)
 
 
 def save_original_checkpoint(model: Any, path: str, global_step: int | None = None) -> str:

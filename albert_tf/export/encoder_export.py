@@ -1,0 +1,100 @@
+"""Encoder SavedModel in the TF2 TF-Hub conventions (spec §12.1).
+
+The export is a reusable SavedModel: `obj(inputs, training=False)` with the dict
+`{input_word_ids, input_mask, input_type_ids}` → `{pooled_output, sequence_output,
+encoder_outputs, default}`; `variables`, `trainable_variables` and `regularization_losses`
+as `hub.KerasLayer` reads them; `call_inference` / `call_training` endpoints for Keras 3's
+`TFSMLayer`; a `serving_default` signature; optionally an `mlm` sub-object; and the
+SentencePiece model, config JSON and lower-casing flag as assets.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import tensorflow as tf
+
+from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+from albert_tf.models.pretrainer import AlbertPretrainer
+
+CONFIG_ASSET = "albert_config.json"
+
+
+def input_signature(extra: tuple[str, ...] = ()) -> dict[str, tf.TensorSpec]:
+    """int32 [batch, seq] specs for the encoder inputs (plus `extra` names, e.g. positions)."""
+    return {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES + extra}
+
+
+def _encoder_outputs(encoder: AlbertEncoder, inputs: dict, training: bool) -> dict[str, Any]:
+    out = encoder({name: inputs[name] for name in INPUT_NAMES}, training=training)
+    return {
+        "pooled_output": out["pooled_output"],
+        "sequence_output": out["sequence_output"],
+        "encoder_outputs": list(out["encoder_outputs"]),
+        "default": out["pooled_output"],
+    }
+
+
+def _flat(outputs: dict[str, Any]) -> dict[str, tf.Tensor]:
+    """Signature outputs must be flat tensors: encoder_outputs become encoder_outputs_{i}."""
+    flat = {k: v for k, v in outputs.items() if k != "encoder_outputs"}
+    for i, tensor in enumerate(outputs["encoder_outputs"]):
+        flat[f"encoder_outputs_{i}"] = tensor
+    return flat
+
+
+def _reusable_object(call, variables, trainable_variables, signature) -> tf.train.Checkpoint:
+    """A trackable with the reusable-SavedModel attributes, traced for both training modes."""
+    obj = tf.train.Checkpoint()
+    function = tf.function(call)
+    function.get_concrete_function(signature, training=False)
+    function.get_concrete_function(signature, training=True)
+    obj.__call__ = function
+    obj.call_inference = tf.function(lambda inputs: _flat(call(inputs, training=False)),
+                                     input_signature=[signature])
+    obj.call_training = tf.function(lambda inputs: _flat(call(inputs, training=True)),
+                                    input_signature=[signature])
+    # Raw tf.Variables (Keras 3 wraps them) so every loader sees ordinary variables.
+    obj.variables = [v.value for v in variables]
+    obj.trainable_variables = [v.value for v in trainable_variables]
+    obj.regularization_losses = []
+    return obj
+
+
+def build_export_object(encoder: AlbertEncoder, spm_model_file: str | None, config_file: str | None,
+                        do_lower_case: bool, pretrainer: AlbertPretrainer | None = None
+                        ) -> tuple[tf.train.Checkpoint, dict[str, Any]]:
+    """The root object to save and its signatures. `pretrainer` adds the `mlm` sub-object."""
+    signature = input_signature()
+    root = _reusable_object(lambda inputs, training=False: _encoder_outputs(encoder, inputs, training),
+                            encoder.variables, encoder.trainable_variables, signature)
+    if pretrainer is not None:
+        if pretrainer.encoder is not encoder:
+            raise ValueError("the pretrainer must wrap the exported encoder")
+
+        def mlm_call(inputs, training=False):
+            outputs = _encoder_outputs(encoder, inputs, training)
+            outputs["mlm_logits"] = pretrainer.mlm_head(
+                outputs["sequence_output"], inputs["masked_lm_positions"])
+            return outputs
+
+        root.mlm = _reusable_object(mlm_call, pretrainer.variables, pretrainer.trainable_variables,
+                                    input_signature(("masked_lm_positions",)))
+    if spm_model_file:
+        root.sp_model_file = tf.saved_model.Asset(spm_model_file)
+    if config_file:
+        root.albert_config_file = tf.saved_model.Asset(config_file)
+    root.do_lower_case = tf.Variable(do_lower_case, trainable=False, name="do_lower_case")
+    serving = tf.function(lambda inputs: _flat(_encoder_outputs(encoder, inputs, False)),
+                          input_signature=[signature])
+    return root, {"serving_default": serving.get_concrete_function()}
+
+
+def save_encoder_export(encoder: AlbertEncoder, export_path: str, spm_model_file: str | None = None,
+                        config_file: str | None = None, do_lower_case: bool = True,
+                        pretrainer: AlbertPretrainer | None = None) -> str:
+    """Writes the encoder SavedModel to `export_path` (which must not exist yet)."""
+    root, signatures = build_export_object(encoder, spm_model_file, config_file, do_lower_case, pretrainer)
+    tf.saved_model.save(root, os.fspath(export_path), signatures=signatures)
+    return os.fspath(export_path)

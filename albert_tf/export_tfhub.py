@@ -1,0 +1,150 @@
+"""Exports TF-Hub-style SavedModels: the encoder (optionally with MLM) and text preprocessing.
+
+    python -m albert_tf.export_tfhub --albert_config_file=albert_config.json \\
+        --checkpoint=model.ckpt-best --spm_model_file=30k-clean.model \\
+        --export_path=/tmp/albert_encoder --with_mlm \\
+        --preprocess_export_path=/tmp/albert_preprocess
+
+`--checkpoint` is an original TF1 checkpoint or one of ours. Each export is written under a
+temporary name, reloaded and checked against the Keras model, and only then renamed into
+place; a failed export leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+from absl import app, flags, logging
+
+from albert_tf import checkpoints
+from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.export.encoder_export import save_encoder_export
+from albert_tf.export.preprocessing import save_preprocessing_export
+from albert_tf.models import AlbertPretrainer
+from albert_tf.models.encoder import INPUT_NAMES
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("albert_config_file", None, "The model's albert_config.json.")
+flags.DEFINE_string("checkpoint", None, "Original TF1 checkpoint or one of ours (prefix or directory).")
+flags.DEFINE_string("spm_model_file", None, "SentencePiece model; copied into the exports' assets.")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (encoder export only).")
+flags.DEFINE_boolean("do_lower_case", True, "Whether inputs are lower-cased (recorded in the exports).")
+flags.DEFINE_string("export_path", None, "Directory for the encoder SavedModel (must not exist).")
+flags.DEFINE_boolean("with_mlm", False, "Add the `mlm` sub-object with the masked-LM head.")
+flags.DEFINE_string("preprocess_export_path", None, "Directory for the preprocessing SavedModel.")
+flags.DEFINE_integer("seq_length", 128, "Default sequence length of the preprocessing model.")
+TOLERANCE = 1e-5
+
+
+class ExportError(RuntimeError):
+    """The written export failed its check; nothing was left at the destination."""
+
+
+def _staged(destination: str):
+    """A temporary sibling directory of `destination`, refused if the destination exists."""
+    destination = os.path.abspath(destination)
+    if tf.io.gfile.exists(destination):
+        raise ExportError(f"{destination}: already exists; choose a new export path")
+    parent = os.path.dirname(destination)
+    os.makedirs(parent, exist_ok=True)
+    return tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(destination)}.tmp-")
+
+
+def _publish(staging: str, destination: str) -> None:
+    os.replace(staging, os.path.abspath(destination))
+
+
+def _check_encoder_export(path: str, pretrainer: AlbertPretrainer, with_mlm: bool) -> float:
+    """Reloads the export and returns the max |difference| to the Keras model's outputs."""
+    rng = np.random.default_rng(0)
+    vocab = pretrainer.config.vocab_size
+    ids = rng.integers(0, vocab, (2, 16)).astype("int32")
+    mask = np.ones_like(ids)
+    mask[1, 10:] = 0
+    inputs = {"input_word_ids": ids, "input_mask": mask, "input_type_ids": np.zeros_like(ids)}
+    loaded = tf.saved_model.load(path)
+    got = loaded({k: tf.constant(v) for k, v in inputs.items()})
+    want = pretrainer.encoder(inputs)
+    diff = max(float(np.abs(np.asarray(got[k]) - np.asarray(want[k])).max())
+               for k in ("pooled_output", "sequence_output"))
+    if with_mlm:
+        positions = np.array([[1, 2, 3], [4, 5, 6]], "int32")
+        mlm = loaded.mlm({**{k: tf.constant(v) for k, v in inputs.items()},
+                          "masked_lm_positions": tf.constant(positions)})
+        ours = pretrainer({**inputs, "masked_lm_positions": positions})["mlm_logits"]
+        diff = max(diff, float(np.abs(np.asarray(mlm["mlm_logits"]) - np.asarray(ours)).max()))
+    return diff
+
+
+def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: str,
+                   spm_model_file: str | None, do_lower_case: bool, with_mlm: bool) -> str:
+    """Builds the model, restores `checkpoint`, writes and verifies the encoder export."""
+    pretrainer = AlbertPretrainer(config)
+    if checkpoint:
+        allow = () if with_mlm else ("mlm_head", "sop_head")
+        checkpoints.restore_model_weights(pretrainer, checkpoint, allow_missing=allow)
+    else:
+        logging.warning("No --checkpoint: exporting randomly initialised weights")
+    staging = _staged(export_path)
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            config_file = os.path.join(scratch, "albert_config.json")
+            config.to_json_file(config_file)
+            save_encoder_export(pretrainer.encoder, staging, spm_model_file, config_file,
+                                do_lower_case, pretrainer if with_mlm else None)
+        diff = _check_encoder_export(staging, pretrainer, with_mlm)
+        if not diff <= TOLERANCE:
+            raise ExportError(f"{export_path}: reloaded export differs from the model by {diff:.3g}")
+        _publish(staging, export_path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    logging.info("Encoder export written to %s (max reload difference %.2g)", export_path, diff)
+    return export_path
+
+
+def export_preprocessing(spm_model_file: str, export_path: str, do_lower_case: bool, seq_length: int) -> str:
+    """Writes and verifies the preprocessing export."""
+    staging = _staged(export_path)
+    try:
+        save_preprocessing_export(spm_model_file, staging, do_lower_case, seq_length)
+        packed = tf.saved_model.load(staging)(tf.constant(["export check"]))
+        if tuple(packed["input_word_ids"].shape) != (1, seq_length):
+            raise ExportError(f"{export_path}: preprocessing export gives shape "
+                              f"{packed['input_word_ids'].shape}, expected (1, {seq_length})")
+        _publish(staging, export_path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    logging.info("Preprocessing export written to %s", export_path)
+    return export_path
+
+
+def main(argv: list[str]) -> None:
+    del argv
+    if not FLAGS.export_path and not FLAGS.preprocess_export_path:
+        raise app.UsageError("give --export_path and/or --preprocess_export_path")
+    if FLAGS.preprocess_export_path and not FLAGS.spm_model_file:
+        raise app.UsageError("--preprocess_export_path needs --spm_model_file (SentencePiece models only)")
+    for flag in ("spm_model_file", "vocab_file"):
+        value = getattr(FLAGS, flag)
+        if value and not tf.io.gfile.exists(value):
+            raise app.UsageError(f"--{flag}={value}: file not found")
+    try:
+        if FLAGS.export_path:
+            if not FLAGS.albert_config_file:
+                raise app.UsageError("--export_path needs --albert_config_file")
+            config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
+            export_encoder(config, FLAGS.checkpoint, FLAGS.export_path, FLAGS.spm_model_file,
+                           FLAGS.do_lower_case, FLAGS.with_mlm)
+        if FLAGS.preprocess_export_path:
+            export_preprocessing(FLAGS.spm_model_file, FLAGS.preprocess_export_path,
+                                 FLAGS.do_lower_case, FLAGS.seq_length)
+    except (ConfigError, ExportError, checkpoints.CheckpointMismatchError, FileNotFoundError) as e:
+        raise SystemExit(f"export_tfhub: {e}") from None
+
+
+if __name__ == "__main__":
+    app.run(main)
