@@ -1,0 +1,31 @@
+"""Builds the built-in corpus: `python -m albert_tf.corpus.build --output=corpus.txt`.
+
+Optionally also trains a small SentencePiece model on it (--spm_model_prefix).
+"""
+
+from __future__ import annotations
+
+from absl import app, flags, logging
+
+from albert_tf.corpus import build_corpus, train_tiny_spm
+
+flags.DEFINE_string("output", None, "Output text file (one sentence per line, blank line between documents).")
+flags.DEFINE_integer("max_documents", None, "Keep only the first N documents.")
+flags.DEFINE_string("spm_model_prefix", None, "If set, also train a SentencePiece model here.")
+flags.DEFINE_integer("vocab_size", 1000, "Pieces of the optional SentencePiece model.")
+flags.mark_flag_as_required("output")
+FLAGS = flags.FLAGS
+
+
+def main(argv: list[str]) -> None:
+    del argv
+    stats = build_corpus(FLAGS.output, FLAGS.max_documents)
+    logging.info("wrote %s: %d documents, %d sentences, %d words",
+                 stats.path, stats.documents, stats.sentences, stats.words)
+    if FLAGS.spm_model_prefix:
+        model = train_tiny_spm(FLAGS.output, FLAGS.spm_model_prefix, FLAGS.vocab_size)
+        logging.info("wrote %s", model)
+
+
+if __name__ == "__main__":
+    app.run(main)

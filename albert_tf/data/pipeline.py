@@ -1,0 +1,160 @@
+"""`pretraining_dataset`: tf.data input for MLM + SOP pre-training (spec §6.2).
+
+Static mode reads the original's masked records. Dynamic mode reads our unmasked records and
+masks each batch inside the graph with the same n-gram algorithm (albert_tf.data.masking_tf),
+drawing fresh masks every epoch. Both yield the original feature names.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+import random
+from typing import Any, Mapping, Sequence
+
+import tensorflow as tf
+
+from albert_tf.data import features as F
+from albert_tf.data.masking import MaskingOptions, read_sidecar
+
+AUTOTUNE = tf.data.AUTOTUNE
+OUTPUT_KEYS = F.TRAINER_FEATURES
+
+
+def resolve_files(input_patterns: str | Sequence[str]) -> list[str]:
+    """Expands globs (a str with commas, or a list) into a sorted, de-duplicated file list.
+
+    Raises FileNotFoundError naming the first pattern that matches nothing.
+    """
+    patterns = input_patterns.split(",") if isinstance(input_patterns, str) else list(input_patterns)
+    files: list[str] = []
+    for pattern in (p.strip() for p in patterns):
+        if not pattern:
+            continue
+        if "://" in pattern:  # gs:// and friends go through TF's filesystem layer
+            matched = sorted(tf.io.gfile.glob(pattern))
+        else:
+            matched = sorted(_glob.glob(os.path.expanduser(pattern)))
+        if not matched:
+            raise FileNotFoundError(f"input pattern {pattern!r} matches no file")
+        files.extend(m for m in matched if m not in files)
+    if not files:
+        raise FileNotFoundError(f"no input files in {input_patterns!r}")
+    return files
+
+
+def parse_spec(max_seq_length: int, max_predictions_per_seq: int,
+               kind: str = F.STATIC) -> dict[str, tf.io.FixedLenFeature]:
+    """The FixedLenFeature spec of the original trainer (§6.2), or of our dynamic records."""
+    layout = F.feature_layout(kind, max_seq_length, max_predictions_per_seq)
+    if kind == F.STATIC:
+        layout.pop("token_boundary")  # written (§5.8) but not read by the trainer (§6.2)
+    dtypes = {"int64": tf.int64, "float": tf.float32}
+    return {name: tf.io.FixedLenFeature([length], dtypes[dtype])
+            for name, (dtype, length) in layout.items()}
+
+
+def _decoder(spec: Mapping[str, tf.io.FixedLenFeature]):
+    def decode(serialized: tf.Tensor) -> dict[str, tf.Tensor]:
+        example = tf.io.parse_single_example(serialized, spec)
+        # The original casts every int64 feature to int32 (TPUs have no int64).
+        return {k: tf.cast(v, tf.int32) if v.dtype == tf.int64 else v for k, v in example.items()}
+    return decode
+
+
+def _resolve_masking_options(masking_options: MaskingOptions | Mapping[str, Any] | None,
+                             files: Sequence[str], max_predictions_per_seq: int) -> MaskingOptions:
+    """Explicit options win; otherwise those the writer stored in the JSON beside the records."""
+    if isinstance(masking_options, MaskingOptions):
+        options = masking_options
+    elif masking_options is not None:
+        options = MaskingOptions(**dict(masking_options))
+    else:
+        sidecar = read_sidecar(files[0])
+        if sidecar is None:
+            raise ValueError(
+                f"dynamic_masking needs masking_options (vocab_size, mask_id, ...) or the JSON "
+                f"that create_pretraining_data writes beside {files[0]}")
+        if sidecar.get("record_kind") != F.DYNAMIC:
+            raise ValueError(f"{files[0]} holds {sidecar.get('record_kind')!r} records; "
+                             f"dynamic_masking needs records written with --dynamic_masking_records")
+        options = MaskingOptions.from_dict(sidecar["masking_options"])
+    return options.replace(max_predictions_per_seq=max_predictions_per_seq)
+
+
+def pretraining_dataset(input_patterns: str | Sequence[str], batch_size: int, max_seq_length: int,
+                        max_predictions_per_seq: int, is_training: bool = True,
+                        input_context: tf.distribute.InputContext | None = None,
+                        dynamic_masking: bool = False,
+                        masking_options: MaskingOptions | Mapping[str, Any] | None = None,
+                        seed: int | None = None, drop_remainder: bool = True, *,
+                        shuffle_buffer_size: int = 100, cycle_length: int = 4) -> tf.data.Dataset:
+    """Batches of pre-training features with the original names (spec §6.2).
+
+    Yields dicts: input_ids, input_mask, segment_ids int32 [B, S]; masked_lm_positions,
+    masked_lm_ids int32 [B, P]; masked_lm_weights float32 [B, P]; next_sentence_labels int32
+    [B, 1] (the original's shape; 0 = in order, 1 = swapped/random).
+
+    Args:
+      input_patterns: glob(s) of TFRecord files: a str (comma-separated) or a list.
+      batch_size: the global batch size. With `input_context` each pipeline batches
+        `input_context.get_per_replica_batch_size(batch_size)` rows (tf.distribute convention).
+      max_seq_length, max_predictions_per_seq: S and P; must match static records.
+      is_training: True: repeat, shuffle files and records, parallel interleave (as the
+        original). False: one sequential pass in file order, no shuffling.
+      input_context: from `strategy.distribute_datasets_from_function`; files (or records, when
+        there are fewer files than pipelines) are sharded by input pipeline.
+      dynamic_masking: read unmasked records (written with --dynamic_masking_records) and draw
+        fresh n-gram masks in the graph for every batch, so every epoch sees new masks.
+      masking_options: MaskingOptions or a dict of its fields for dynamic masking; default: the
+        options stored in the JSON beside the first record file.
+      seed: makes shuffling and dynamic masks reproducible; None draws a fresh seed.
+      drop_remainder: drop a last partial batch (needed for static shapes, e.g. TPU).
+      shuffle_buffer_size: record shuffle buffer (the original uses 100).
+      cycle_length: files read in parallel (the original uses min(4, #files)).
+    """
+    files = resolve_files(input_patterns)
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**31)
+    kind = F.DYNAMIC if dynamic_masking else F.STATIC
+    options = (_resolve_masking_options(masking_options, files, max_predictions_per_seq)
+               if dynamic_masking else None)
+    pipelines, pipeline_id = 1, 0
+    if input_context is not None:
+        pipelines, pipeline_id = input_context.num_input_pipelines, input_context.input_pipeline_id
+        batch_size = input_context.get_per_replica_batch_size(batch_size)
+    shard_records = pipelines > 1 and len(files) < pipelines
+    if pipelines > 1 and not shard_records:
+        files = files[pipeline_id::pipelines]
+
+    if is_training:
+        dataset = tf.data.Dataset.from_tensor_slices(files)
+        if shard_records:
+            dataset = tf.data.TFRecordDataset(dataset).shard(pipelines, pipeline_id).repeat()
+        else:
+            dataset = dataset.repeat().shuffle(len(files), seed=seed)
+            # Deterministic interleave order (the original's is not), so a seed reproduces a run.
+            dataset = dataset.interleave(
+                tf.data.TFRecordDataset, cycle_length=min(cycle_length, len(files)),
+                num_parallel_calls=AUTOTUNE, deterministic=True)
+        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed + 1)
+    else:
+        dataset = tf.data.TFRecordDataset(files)
+        if shard_records:
+            dataset = dataset.shard(pipelines, pipeline_id)
+
+    dataset = dataset.map(_decoder(parse_spec(max_seq_length, max_predictions_per_seq, kind)),
+                          num_parallel_calls=AUTOTUNE)
+    dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+    if dynamic_masking:
+        from albert_tf.data.masking_tf import mask_batch_tf  # pylint: disable=import-outside-toplevel
+
+        # Batch t of pipeline i is masked with the stateless seed (seed, t·pipelines + i): new
+        # masks every epoch (the counter keeps running across repeats), reproducible for a seed.
+        dataset = tf.data.Dataset.zip((tf.data.Dataset.counter(), dataset))
+        dataset = dataset.map(
+            lambda step, batch: mask_batch_tf(
+                batch, options, seed=tf.stack([tf.constant(seed, tf.int64), step * pipelines + pipeline_id])),
+            num_parallel_calls=AUTOTUNE)
+    dataset = dataset.map(lambda batch: {k: batch[k] for k in OUTPUT_KEYS})
+    return dataset.prefetch(AUTOTUNE)

@@ -1,0 +1,28 @@
+"""Session fixtures: the built-in corpus and a ~1000-piece SentencePiece model, built once.
+
+Import the fixtures into a test module (`from tests.text_assets import text_assets  # noqa: F401`).
+Files are cached in one directory of the pytest run, so modules importing the fixture share
+them and the corpus + model are built once per session (~7 s on 2 cores).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from albert_tf.corpus import tiny_assets
+
+
+@dataclasses.dataclass(frozen=True)
+class TextAssets:
+    corpus: str  # the full built-in corpus (one sentence per line, blank line between documents)
+    spm_model: str  # SentencePiece model trained on it with the original's options, 1000 pieces
+
+
+@pytest.fixture(scope="session")
+def text_assets(tmp_path_factory: pytest.TempPathFactory) -> TextAssets:
+    directory = tmp_path_factory.getbasetemp() / "albert_text_assets"
+    directory.mkdir(exist_ok=True)
+    corpus, model = tiny_assets(str(directory), vocab_size=1000)
+    return TextAssets(corpus, model)
