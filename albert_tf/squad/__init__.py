@@ -1,0 +1,42 @@
+"""SQuAD v1.1 / v2.0: reading, alignment, windows, feature cache, post-processing, metrics.
+
+Spec §9. The TensorFlow-free parts (examples, alignment, features, postprocess, evaluate)
+import without TensorFlow; `runner` (what run_squad.py calls), `inputs`, `predict` and
+`objective` need it and are imported on first use.
+
+Example:
+    >>> from albert_tf.squad import read_squad_examples, FeatureBuilder, evaluate_v2
+    >>> examples, skips = read_squad_examples("dev-v2.0.json", is_training=False,
+    ...                                       version_2_with_negative=True)
+    >>> features = FeatureBuilder(tokenizer, max_seq_length=384).build(examples, with_labels=False)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from albert_tf.squad.alignment import ContextTokens, align_pieces, tokenize_context
+from albert_tf.squad.evaluate import evaluate_v1, evaluate_v2, normalize_answer
+from albert_tf.squad.examples import (Answer, SkipReport, SquadDataError, SquadExample,
+                                      read_squad_examples, read_squad_file,
+                                      shuffle_training_examples)
+from albert_tf.squad.features import FeatureBuilder, SquadFeature, doc_windows
+from albert_tf.squad.postprocess import (NbestEntry, SquadPredictions, postprocess,
+                                         write_prediction_files)
+
+_LAZY = {"SquadRunOptions": "runner", "SquadRunResult": "runner", "run": "runner",
+         "predict_raw_results": "predict", "squad_objective": "objective",
+         "train_dataset_fn": "inputs", "predict_dataset": "inputs"}
+
+__all__ = ["Answer", "ContextTokens", "FeatureBuilder", "NbestEntry", "SkipReport",
+           "SquadDataError", "SquadExample", "SquadFeature", "SquadPredictions",
+           "align_pieces", "doc_windows", "evaluate_v1", "evaluate_v2", "normalize_answer",
+           "postprocess", "read_squad_examples", "read_squad_file", "shuffle_training_examples",
+           "tokenize_context", "write_prediction_files", *sorted(_LAZY)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"albert_tf.squad.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'albert_tf.squad' has no attribute {name!r}")

@@ -1,0 +1,125 @@
+"""SQuAD v1.1 and v2.0 fine-tuning, prediction and evaluation: one script for both versions.
+
+The original's run_squad_v1 / run_squad_v2 flags and defaults (spec §9.1) — v2 with
+--version_2_with_negative — plus the training loop's shared flags (--distribution_strategy,
+--num_gpus, --dtype, --jit_compile, --gradient_accumulation_steps, --seed, --deterministic,
+--log_steps) and ours: --null_threshold_rule, --null_score_diff_threshold.
+
+    python run_squad.py --version_2_with_negative \
+        --albert_config_file=albert_base/albert_config.json \
+        --spm_model_file=albert_base/30k-clean.model \
+        --init_checkpoint=albert_base/model.ckpt-best --output_dir=out/squad2 \
+        --train_file=train-v2.0.json --predict_file=dev-v2.0.json --do_train --do_predict \
+        --train_batch_size=48 --learning_rate=5e-5 --num_train_epochs=2
+
+Writes predictions.json, nbest_predictions.json, null_odds.json (v2) and eval_results.txt
+(official-script metrics) in --output_dir. Bad input stops the run with one line and a
+non-zero exit; skipped questions are counted and listed at the end.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from absl import app, flags, logging
+
+from albert_tf.training import flags as training_flags
+
+FLAGS = flags.FLAGS
+
+# ----- the original's flags (spec §9.1) -----
+flags.DEFINE_string("albert_config_file", None, "albert_config.json of the model.")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (unused with --spm_model_file).")
+flags.DEFINE_string("spm_model_file", None, "SentencePiece model of the model.")
+flags.DEFINE_string("output_dir", None, "Checkpoints, predictions and eval_results.txt.")
+flags.DEFINE_string("train_file", None, "SQuAD JSON for training (train-v1.1.json / train-v2.0.json).")
+flags.DEFINE_string("predict_file", None, "SQuAD JSON to predict (and evaluate when it has answers).")
+flags.DEFINE_string("train_feature_file", None,
+                    "Training feature TFRecord cache; built when absent, reused when present "
+                    "(default: output_dir/train.tf_record).")
+flags.DEFINE_string("predict_feature_file", None,
+                    "Prediction feature TFRecord cache (default: output_dir/eval.tf_record).")
+flags.DEFINE_string("predict_feature_left_file", None,
+                    "Pickled prediction features for post-processing "
+                    "(default: output_dir/eval_features.pkl).")
+flags.DEFINE_string("init_checkpoint", None,
+                    "Initial weights: an original TF1 checkpoint or one of ours.")
+flags.DEFINE_string("albert_hub_module_handle", None,
+                    "An exported encoder instead of config + checkpoint (issue [7/8]; not yet).")
+flags.DEFINE_bool("do_lower_case", True, "Lower-case question and context (preprocess_text).")
+flags.DEFINE_integer("max_seq_length", 384, "Sequence length of each window.", lower_bound=5)
+flags.DEFINE_integer("doc_stride", 128, "Stride between context windows, in pieces.", lower_bound=1)
+flags.DEFINE_integer("max_query_length", 64, "Question pieces kept.", lower_bound=1)
+flags.DEFINE_bool("do_train", False, "Train.")
+flags.DEFINE_bool("do_predict", False, "Predict (and evaluate) predict_file with every new checkpoint.")
+flags.DEFINE_integer("train_batch_size", 32, "Global training batch.", lower_bound=1)
+flags.DEFINE_integer("predict_batch_size", 8, "Prediction batch.", lower_bound=1)
+flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate (AdamW).")
+flags.DEFINE_float("num_train_epochs", 3.0, "Epochs; steps = int(examples / batch · epochs).")
+flags.DEFINE_float("warmup_proportion", 0.1, "Fraction of the steps for linear warmup.")
+flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.",
+                     lower_bound=1)
+flags.DEFINE_integer("iterations_per_loop", 1000, "Steps per call of the compiled loop.",
+                     lower_bound=1)
+flags.DEFINE_integer("n_best_size", 20, "n-best answers kept per question.", lower_bound=1)
+flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in pieces.", lower_bound=1)
+flags.DEFINE_bool("use_einsum", True, "v1's TFLite switch; accepted, no effect here.")
+flags.DEFINE_string("export_dir", None, "v1's SavedModel/TFLite export; not implemented here.")
+flags.DEFINE_bool("version_2_with_negative", False, "SQuAD 2.0: unanswerable questions, v2 head.")
+flags.DEFINE_integer("start_n_top", 5, "v2: beam size over start positions.", lower_bound=1)
+flags.DEFINE_integer("end_n_top", 5, "v2: beam size over end positions per start.", lower_bound=1)
+flags.DEFINE_float("dropout_prob", 0.1, "v2: dropout in the answer-class layer.")
+# ----- ours -----
+flags.DEFINE_enum("null_threshold_rule", "original", ["original", "inclusive"],
+                  "v2: 'original' answers when null score < threshold, as the original (Q24); "
+                  "'inclusive' answers when ≤, the rule the threshold search assumes.")
+flags.DEFINE_float("null_score_diff_threshold", None,
+                   "v2: use this null-score threshold instead of searching it on predict_file "
+                   "(needed for files without answers).")
+training_flags.define_training_flags()
+training_flags.define_tpu_flags()
+flags.mark_flags_as_required(["albert_config_file", "spm_model_file", "output_dir"])
+
+_OPTION_FLAGS = (
+    "albert_config_file", "spm_model_file", "output_dir", "vocab_file", "train_file",
+    "predict_file", "train_feature_file", "predict_feature_file", "predict_feature_left_file",
+    "init_checkpoint", "albert_hub_module_handle", "do_lower_case", "max_seq_length",
+    "doc_stride", "max_query_length", "do_train", "do_predict", "train_batch_size",
+    "predict_batch_size", "learning_rate", "num_train_epochs", "warmup_proportion",
+    "save_checkpoints_steps", "iterations_per_loop", "n_best_size", "max_answer_length",
+    "version_2_with_negative", "start_n_top", "end_n_top", "dropout_prob",
+    "null_threshold_rule", "null_score_diff_threshold", "log_steps",
+    "gradient_accumulation_steps", "jit_compile", "dtype", "seed")
+
+
+def run():
+    """FLAGS → SquadRunOptions → albert_tf.squad.runner.run."""
+    from albert_tf.squad.runner import SquadRunOptions, run as run_squad
+
+    if FLAGS.export_dir:
+        raise NotImplementedError("--export_dir (v1 SavedModel/TFLite export) is not implemented")
+    options = SquadRunOptions(**{name: FLAGS[name].value for name in _OPTION_FLAGS})
+    strategy = training_flags.setup_from_flags(FLAGS)
+    return run_squad(options, strategy)
+
+
+def main(argv: Sequence[str]) -> None:
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    from albert_tf import ConfigError
+    from albert_tf.checkpoints import CheckpointMismatchError
+    from albert_tf.tokenization import TokenizerError
+    from albert_tf.training import NonFiniteLossError
+
+    try:
+        run()
+    except (ConfigError, CheckpointMismatchError, TokenizerError, NonFiniteLossError,
+            NotImplementedError, FileNotFoundError, ValueError) as e:
+        logging.debug("traceback", exc_info=True)
+        print(f"run_squad: error: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    app.run(main)
