@@ -79,7 +79,7 @@ flags.DEFINE_float("null_score_diff_threshold", None,
                    "(needed for files without answers).")
 training_flags.define_training_flags()
 training_flags.define_tpu_flags()
-flags.mark_flags_as_required(["albert_config_file", "spm_model_file", "output_dir"])
+flags.mark_flags_as_required(["output_dir"])
 
 _OPTION_FLAGS = (
     "albert_config_file", "spm_model_file", "output_dir", "vocab_file", "train_file",

@@ -60,6 +60,25 @@ class HubEncoder(keras.layers.Layer):
                 "default": spec((batch, hidden))}
 
 
+def export_spm_model(handle: str | None, spm_model_file: str | None) -> str | None:
+    """The SentencePiece model to tokenize with: the export's own when fine-tuning an export.
+
+    The original took the module's model whenever `--spm_model_file` was set and ignored
+    its path (spec Q21); here an explicit `--spm_model_file` wins and the export's asset is
+    the default, which is logged.
+    """
+    if not handle or spm_model_file:
+        return spm_model_file
+    path = os.path.join(os.fspath(handle), "assets")
+    models = [name for name in tf.io.gfile.listdir(path) if name.endswith(".model")] \
+        if tf.io.gfile.exists(path) else []
+    if len(models) != 1:
+        raise ValueError(f"{handle}: expected one SentencePiece model in assets/, found {models}; "
+                         "pass --spm_model_file")
+    logging.info("Tokenizing with the export's SentencePiece model %s", models[0])
+    return os.path.join(path, models[0])
+
+
 def load_export_config(handle: str) -> AlbertConfig:
     """The AlbertConfig stored in the export's assets."""
     path = os.path.join(os.fspath(handle), "assets", "albert_config.json")

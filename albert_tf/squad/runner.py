@@ -32,6 +32,7 @@ from albert_tf.squad.objective import squad_objective
 from albert_tf.squad.postprocess import (NULL_THRESHOLD_RULES, SquadPredictions, postprocess,
                                          write_prediction_files)
 from albert_tf.squad.predict import predict_raw_results
+from albert_tf.export.loading import HubEncoder, export_spm_model, load_export_config
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training import LoopConfig, Trainer, create_optimizer
 from albert_tf.training.summaries import write_scalars
@@ -47,8 +48,8 @@ class SquadRunError(ValueError):
 class SquadRunOptions:
     """run_squad_v1/v2's flags (spec §9.1 names and defaults) plus ours and the loop's."""
 
-    albert_config_file: str
-    spm_model_file: str
+    albert_config_file: str | None
+    spm_model_file: str | None
     output_dir: str
     vocab_file: str | None = None
     train_file: str | None = None
@@ -102,6 +103,17 @@ class SquadRunResult:
     restored_variables: int = 0  # by --init_checkpoint
 
 
+def _validate_sources(opts: SquadRunOptions) -> None:
+    """A model and a tokenizer must come from flags or from an encoder export."""
+    if opts.albert_hub_module_handle:
+        return
+    if not opts.albert_config_file:
+        raise SquadRunError("albert_config_file is required unless albert_hub_module_handle is set")
+    if not (opts.spm_model_file or opts.vocab_file):
+        raise SquadRunError("spm_model_file (or vocab_file) is required unless "
+                            "albert_hub_module_handle is set")
+
+
 def _validate(opts: SquadRunOptions, config: AlbertConfig) -> None:
     if not (opts.do_train or opts.do_predict):
         raise SquadRunError("at least one of do_train and do_predict must be true")
@@ -117,10 +129,6 @@ def _validate(opts: SquadRunOptions, config: AlbertConfig) -> None:
                             f"max_query_length + 3 ({opts.max_query_length + 3})")
     if opts.null_threshold_rule not in NULL_THRESHOLD_RULES:
         raise SquadRunError(f"null_threshold_rule must be one of {NULL_THRESHOLD_RULES}")
-    if opts.albert_hub_module_handle:
-        raise NotImplementedError(
-            "--albert_hub_module_handle: run_squad does not load encoder exports yet "
-            "(issue [7/8]); use --albert_config_file with --init_checkpoint")
     if opts.version_2_with_negative and max(opts.start_n_top, opts.end_n_top) > opts.max_seq_length:
         raise SquadRunError("start_n_top and end_n_top must not exceed max_seq_length")
 
@@ -130,10 +138,15 @@ class SquadRun:
 
     def __init__(self, opts: SquadRunOptions, strategy: tf.distribute.Strategy | None = None):
         self.opts = opts
-        self.config = AlbertConfig.from_json_file(opts.albert_config_file)
+        _validate_sources(opts)
+        if opts.albert_hub_module_handle:  # the export carries its config and tokenizer
+            self.config = load_export_config(opts.albert_hub_module_handle)
+        else:
+            self.config = AlbertConfig.from_json_file(opts.albert_config_file)
         _validate(opts, self.config)
         self.result = SquadRunResult()
-        self.tokenizer = FullTokenizer(opts.vocab_file, opts.do_lower_case, opts.spm_model_file)
+        self.tokenizer = FullTokenizer(opts.vocab_file, opts.do_lower_case,
+                                       export_spm_model(opts.albert_hub_module_handle, opts.spm_model_file))
         self.builder = FeatureBuilder(self.tokenizer, opts.max_seq_length, opts.doc_stride,
                                       opts.max_query_length, opts.do_lower_case)
         v2 = opts.version_2_with_negative
@@ -202,8 +215,9 @@ class SquadRun:
     # ----- model -----
     def _model(self) -> AlbertSpanLabeler:
         opts = self.opts
+        encoder = HubEncoder(opts.albert_hub_module_handle) if opts.albert_hub_module_handle else None
         return AlbertSpanLabeler(self.config, opts.version_2_with_negative, opts.start_n_top,
-                                 opts.end_n_top, opts.dropout_prob)
+                                 opts.end_n_top, opts.dropout_prob, encoder=encoder)
 
     @property
     def head_part(self) -> str:

@@ -151,3 +151,19 @@ def test_cli_reports_bad_input_in_one_line(config_file, spm_model, tmp_path):
     assert [line for line in lines if line.startswith("run_squad")] == lines[-1:] == [f"run_squad: error: {fixture_path('dev-v2.0.json')}: this is a SQuAD 2.0 "
                       "file (\"version\": \"v2.0\"); pass --version_2_with_negative to use it"]
     assert "Traceback" not in completed.stderr and os.listdir(tmp_path) == []
+
+
+def test_v1_fine_tunes_an_encoder_export(config_file, spm_model, tmp_path):
+    """--albert_hub_module_handle: config and tokenizer come from the export, its variables train."""
+    from albert_tf.export_tfhub import export_encoder
+
+    config = AlbertConfig.from_json_file(config_file)
+    pretrainer = AlbertPretrainer(config)
+    init = checkpoints.save_original_checkpoint(pretrainer, str(tmp_path / "init" / "model.ckpt"))
+    handle = export_encoder(config, init, str(tmp_path / "export"), spm_model, True, False)
+    options = _options(None, None, tmp_path / "out", v2=False, albert_hub_module_handle=handle)
+    result = run(options)
+    assert result.num_train_steps == 5
+    data = read_squad_file(fixture_path("dev-v1.1.json"))["data"]
+    _check_official_formats(tmp_path / "out", data)
+    assert "f1" in _eval_results(tmp_path / "out")
