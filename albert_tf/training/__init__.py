@@ -1,0 +1,30 @@
+"""The shared training machinery: optimizers, strategies, the one loop, shared flags.
+
+Every task script (run_pretraining, run_classifier, run_squad, run_race) builds a model,
+an `Objective` and dataset functions, then hands them to `Trainer` (spec §6). Names are
+imported on first use, so `albert_tf.training.flags` loads without TensorFlow.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "TrainingCheckpoint": "checkpointing", "load_model_weights": "checkpointing",
+    "STRATEGIES": "choices", "DTYPE_POLICIES": "choices", "OPTIMIZER_NAMES": "choices",
+    "get_strategy": "distribute", "tpu_cluster_resolver": "distribute",
+    "Callback": "loop", "LoopConfig": "loop", "NonFiniteLossError": "errors", "Trainer": "loop",
+    "write_eval_results": "loop",
+    "MeanLossObjective": "objective", "Objective": "objective",
+    "AdamW": "optimizers", "LAMB": "optimizers", "OPTIMIZERS": "optimizers",
+    "WarmupPolynomialDecay": "optimizers", "create_optimizer": "optimizers",
+    "warm_start": "init_checkpoint",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"albert_tf.training.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'albert_tf.training' has no attribute {name!r}")

@@ -1,0 +1,86 @@
+"""tf.distribute strategy from a name: one_device, mirrored, multi_worker_mirrored, tpu.
+
+Replaces the original's TPUEstimator plumbing (spec §6.1: use_tpu, tpu_name, tpu_zone,
+gcp_project, master). The default is "mirrored" when GPUs are visible, else "one_device".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import tensorflow as tf
+from absl import logging
+
+from albert_tf.training.choices import STRATEGIES
+
+
+def default_strategy_name(use_tpu: bool = False) -> str:
+    """"tpu" under --use_tpu, else "mirrored" with visible GPUs, else "one_device"."""
+    if use_tpu:
+        return "tpu"
+    return "mirrored" if tf.config.list_physical_devices("GPU") else "one_device"
+
+
+def tpu_cluster_resolver(tpu_name: str | None = None, tpu_zone: str | None = None,
+                         gcp_project: str | None = None, master: str | None = None
+                         ) -> tf.distribute.cluster_resolver.TPUClusterResolver:
+    """A TPUClusterResolver from the original's flags: `tpu_name` (or `master`, a grpc://
+    address) names the TPU; zone and project are looked up from GCE metadata when None."""
+    tpu = tpu_name or master or ""
+    return tf.distribute.cluster_resolver.TPUClusterResolver(
+        tpu=tpu, zone=tpu_zone, project=gcp_project)
+
+
+def _mirrored_devices(num_gpus: int | None) -> list[str]:
+    gpus = tf.config.list_logical_devices("GPU")
+    if gpus and num_gpus != 0:
+        count = len(gpus) if num_gpus is None else num_gpus
+        if count > len(gpus):
+            raise ValueError(f"--num_gpus={count} but only {len(gpus)} GPU(s) are visible")
+        return [d.name for d in gpus[:count]]
+    # No GPU: mirror over the logical CPU devices (one unless configured otherwise).
+    return [d.name for d in tf.config.list_logical_devices("CPU")]
+
+
+def get_strategy(name: str | None = None, num_gpus: int | None = None, *,
+                 tpu_resolver: tf.distribute.cluster_resolver.TPUClusterResolver | None = None
+                 ) -> tf.distribute.Strategy:
+    """Builds the named strategy (None: the default above).
+
+    Args:
+        name: one of STRATEGIES.
+        num_gpus: GPUs to use for one_device (0 = CPU) and mirrored (None = all visible).
+        tpu_resolver: required for "tpu" (see `tpu_cluster_resolver`).
+    """
+    name = name or default_strategy_name()
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown distribution strategy {name!r}; expected one of "
+                         f"{', '.join(STRATEGIES)}")
+    if name == "one_device":
+        gpus = tf.config.list_logical_devices("GPU")
+        device = "/gpu:0" if gpus and num_gpus != 0 else "/cpu:0"
+        strategy = tf.distribute.OneDeviceStrategy(device)
+    elif name == "mirrored":
+        strategy = tf.distribute.MirroredStrategy(devices=_mirrored_devices(num_gpus))
+    elif name == "multi_worker_mirrored":
+        if "TF_CONFIG" not in os.environ:
+            logging.warning("multi_worker_mirrored without TF_CONFIG: running as a single worker")
+        else:
+            cluster = json.loads(os.environ["TF_CONFIG"]).get("cluster", {})
+            logging.info("TF_CONFIG cluster: %s", cluster)
+        strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    else:
+        if tpu_resolver is None:
+            raise ValueError("the tpu strategy needs a TPUClusterResolver (--tpu_name or --master)")
+        tf.config.experimental_connect_to_cluster(tpu_resolver)
+        tf.tpu.experimental.initialize_tpu_system(tpu_resolver)
+        strategy = tf.distribute.TPUStrategy(tpu_resolver)
+    logging.info("Distribution strategy: %s with %d replica(s) in sync", name,
+                 strategy.num_replicas_in_sync)
+    return strategy
+
+
+def is_chief(strategy: tf.distribute.Strategy) -> bool:
+    """True on the worker that writes checkpoints, summaries and results."""
+    return bool(strategy.extended.should_checkpoint)

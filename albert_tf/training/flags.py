@@ -1,0 +1,110 @@
+"""absl flags every run_* script shares, and the runtime set-up they drive.
+
+Our additions to the original scripts: strategy, dtype, XLA, accumulation, seeding and
+logging cadence; plus the original's TPU plumbing flags (spec §6.1). Choices are
+DEFINE_enum, so a typo is a usage error rather than a silent fallback.
+
+Example (in a run_* script):
+    >>> from albert_tf.training import flags as training_flags
+    >>> training_flags.define_training_flags()
+    >>> training_flags.define_tpu_flags()
+    >>> ...
+    >>> strategy = training_flags.setup_from_flags(FLAGS)
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+from absl import flags, logging
+
+from albert_tf.training.choices import DTYPE_POLICIES, STRATEGIES
+
+if TYPE_CHECKING:
+    import tensorflow as tf
+
+
+def _define_once(definer, name: str, *args, flag_values: flags.FlagValues, **kwargs) -> None:
+    if name not in flag_values:
+        definer(name, *args, flag_values=flag_values, **kwargs)
+
+
+def define_training_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """--distribution_strategy, --num_gpus, --dtype, --jit_compile,
+    --gradient_accumulation_steps, --seed, --deterministic, --log_steps (idempotent)."""
+    define = functools.partial(_define_once, flag_values=flag_values)
+    define(flags.DEFINE_enum, "distribution_strategy", None, list(STRATEGIES),
+           "tf.distribute strategy. Default: mirrored when GPUs are visible, else "
+           "one_device (tpu when --use_tpu).")
+    define(flags.DEFINE_integer, "num_gpus", None,
+           "GPUs for one_device/mirrored; 0 = CPU. Default: all visible.", lower_bound=0)
+    define(flags.DEFINE_enum, "dtype", "float32", list(DTYPE_POLICIES),
+           "Compute dtype: float32, or mixed float16 (dynamic loss scaling) / bfloat16. "
+           "Variables, LayerNorm, softmax, logits and losses stay float32.")
+    define(flags.DEFINE_bool, "jit_compile", False,
+           "XLA-compile the forward/backward pass.")
+    define(flags.DEFINE_integer, "gradient_accumulation_steps", 1,
+           "Split each global batch into this many micro-batches per replica and sum "
+           "their gradients before one update (same result, less memory).",
+           lower_bound=1)
+    define(flags.DEFINE_integer, "seed", None,
+           "Seeds Python, NumPy, TensorFlow/Keras initialisation, dropout and the input "
+           "pipeline. Default: unseeded.")
+    define(flags.DEFINE_bool, "deterministic", False,
+           "Enable TensorFlow op determinism (slower; needs --seed for repeatability).")
+    define(flags.DEFINE_integer, "log_steps", 100,
+           "Log (and write TensorBoard scalars) every this many steps.", lower_bound=1)
+
+
+def define_tpu_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """The original's TPU plumbing: --use_tpu, --tpu_name, --tpu_zone, --gcp_project,
+    --master, --num_tpu_cores (idempotent)."""
+    define = functools.partial(_define_once, flag_values=flag_values)
+    define(flags.DEFINE_bool, "use_tpu", False, "Run on a TPU (selects --distribution_strategy=tpu).")
+    define(flags.DEFINE_string, "tpu_name", None, "Cloud TPU name or grpc:// address.")
+    define(flags.DEFINE_string, "tpu_zone", None, "GCE zone of the Cloud TPU (looked up when None).")
+    define(flags.DEFINE_string, "gcp_project", None, "GCP project of the Cloud TPU (looked up when None).")
+    define(flags.DEFINE_string, "master", None, "TPU master address (used when --tpu_name is unset).")
+    define(flags.DEFINE_integer, "num_tpu_cores", 8,
+           "Kept for the original's command lines; TPUStrategy reads the core count from "
+           "the TPU system.", lower_bound=1)
+
+
+def strategy_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> "tf.distribute.Strategy":
+    """The strategy the flags name; the TPU resolver is built from the TPU flags."""
+    from albert_tf.training.distribute import (  # noqa: PLC0415  (TensorFlow on demand)
+        default_strategy_name, get_strategy, tpu_cluster_resolver)
+
+    name = flag_values.distribution_strategy
+    use_tpu = getattr(flag_values, "use_tpu", False)
+    if name is None:
+        name = default_strategy_name(use_tpu)
+    if use_tpu and name != "tpu":
+        raise flags.ValidationError(f"--use_tpu conflicts with --distribution_strategy={name}")
+    resolver = None
+    if name == "tpu":
+        resolver = tpu_cluster_resolver(flag_values.tpu_name, flag_values.tpu_zone,
+                                        flag_values.gcp_project, flag_values.master)
+    return get_strategy(name, flag_values.num_gpus, tpu_resolver=resolver)
+
+
+def setup_runtime(seed: int | None, deterministic: bool) -> None:
+    """Seeds every RNG Keras/TF/NumPy/Python use and optionally enables op determinism."""
+    import keras  # noqa: PLC0415
+    import tensorflow as tf  # noqa: PLC0415
+
+    if seed is not None:
+        keras.utils.set_random_seed(seed)
+        logging.info("Random seed: %d", seed)
+    if deterministic:
+        if seed is None:
+            logging.warning("--deterministic without --seed: runs differ by initialisation")
+        tf.config.experimental.enable_op_determinism()
+        logging.info("TensorFlow op determinism enabled")
+
+
+def setup_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> "tf.distribute.Strategy":
+    """setup_runtime + strategy_from_flags: call first in main()."""
+    setup_runtime(flag_values.seed, flag_values.deterministic)
+    return strategy_from_flags(flag_values)

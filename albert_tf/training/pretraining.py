@@ -1,0 +1,128 @@
+"""Pretraining task: MLM + SOP losses, the original's eval metrics, and the input adapter.
+
+Spec §4.1 (MLM loss Σw·ℓ/(Σw+1e-5)), §4.2 (SOP mean cross-entropy), §4.3 (total = sum),
+§4.4 (metric names written to eval_results.txt), §6.2 (input features).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+import keras
+import tensorflow as tf
+
+from albert_tf.training.objective import Objective, Tensors
+
+MLM_EPSILON = 1e-5  # added to Σw in the MLM denominator (spec §4.1)
+METRIC_NAMES = ("masked_lm_accuracy", "masked_lm_loss", "sentence_order_accuracy",
+                "sentence_order_loss")
+
+# Original feature name → the model's input name (TF-Hub encoder convention).
+FEATURE_TO_INPUT = {"input_ids": "input_word_ids", "input_mask": "input_mask",
+                    "segment_ids": "input_type_ids", "masked_lm_positions": "masked_lm_positions"}
+LABEL_FEATURES = ("masked_lm_ids", "masked_lm_weights", "next_sentence_labels")
+
+
+def masked_lm_example_losses(mlm_logits: tf.Tensor, masked_lm_ids: tf.Tensor) -> tf.Tensor:
+    """ℓ_j = −log softmax(logits_j)[id_j], float32 [B, P] (spec §4.1 step 4)."""
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=tf.cast(masked_lm_ids, tf.int32), logits=tf.cast(mlm_logits, tf.float32))
+
+
+def sentence_order_example_losses(sop_logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
+    """Per-example SOP cross-entropy, float32 [B]; labels [B] or [B, 1] (spec §4.2)."""
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=tf.reshape(tf.cast(labels, tf.int32), [-1]), logits=tf.cast(sop_logits, tf.float32))
+
+
+def masked_lm_loss(mlm_logits: tf.Tensor, masked_lm_ids: tf.Tensor,
+                   masked_lm_weights: tf.Tensor) -> tf.Tensor:
+    """Σ_j w_j·ℓ_j / (Σ_j w_j + 1e-5) over one batch (spec §4.1 step 5)."""
+    weights = tf.cast(masked_lm_weights, tf.float32)
+    losses = masked_lm_example_losses(mlm_logits, masked_lm_ids)
+    return tf.reduce_sum(weights * losses) / (tf.reduce_sum(weights) + MLM_EPSILON)
+
+
+def sentence_order_loss(sop_logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
+    """Unweighted mean SOP cross-entropy over one batch (spec §4.2)."""
+    return tf.reduce_mean(sentence_order_example_losses(sop_logits, labels))
+
+
+class PretrainingObjective(Objective):
+    """total_loss = masked_lm_loss + sentence_order_loss (spec §4.3), normalised over the
+    global batch (so micro-batches and replicas add up to the one-device loss).
+
+    Labels: masked_lm_ids [B,P], masked_lm_weights [B,P], next_sentence_labels [B] or [B,1].
+    Outputs: the AlbertPretrainer's mlm_logits [B,P,V] and sop_logits [B,2].
+    """
+
+    def normalizers(self, labels: Tensors) -> dict[str, tf.Tensor]:
+        batch_size = tf.shape(labels["next_sentence_labels"])[0]
+        return {"masked_lm": tf.reduce_sum(tf.cast(labels["masked_lm_weights"], tf.float32)),
+                "sentence_order": tf.cast(batch_size, tf.float32)}
+
+    def loss(self, labels: Tensors, outputs: Tensors, normalizers: Tensors) -> tf.Tensor:
+        weights = tf.cast(labels["masked_lm_weights"], tf.float32)
+        mlm = masked_lm_example_losses(outputs["mlm_logits"], labels["masked_lm_ids"])
+        sop = sentence_order_example_losses(outputs["sop_logits"], labels["next_sentence_labels"])
+        mlm_share = tf.reduce_sum(weights * mlm) / (normalizers["masked_lm"] + MLM_EPSILON)
+        sop_share = tf.math.divide_no_nan(tf.reduce_sum(sop), normalizers["sentence_order"])
+        return mlm_share + sop_share
+
+    def create_metrics(self) -> dict[str, keras.metrics.Metric]:
+        return {
+            "masked_lm_accuracy": keras.metrics.SparseCategoricalAccuracy("masked_lm_accuracy"),
+            "masked_lm_loss": keras.metrics.Mean("masked_lm_loss"),
+            "sentence_order_accuracy": keras.metrics.SparseCategoricalAccuracy(
+                "sentence_order_accuracy"),
+            "sentence_order_loss": keras.metrics.Mean("sentence_order_loss"),
+        }
+
+    def update_metrics(self, metrics: Mapping[str, keras.metrics.Metric], labels: Tensors,
+                       outputs: Tensors) -> None:
+        """Streaming metrics of spec §4.4: MLM ones weighted by masked_lm_weights."""
+        vocab_size = tf.shape(outputs["mlm_logits"])[-1]
+        mlm_logits = tf.reshape(tf.cast(outputs["mlm_logits"], tf.float32), [-1, vocab_size])
+        mlm_ids = tf.reshape(labels["masked_lm_ids"], [-1])
+        weights = tf.reshape(tf.cast(labels["masked_lm_weights"], tf.float32), [-1])
+        sop_labels = tf.reshape(labels["next_sentence_labels"], [-1])
+        sop_logits = tf.cast(outputs["sop_logits"], tf.float32)
+        metrics["masked_lm_accuracy"].update_state(mlm_ids, mlm_logits, sample_weight=weights)
+        metrics["masked_lm_loss"].update_state(
+            masked_lm_example_losses(mlm_logits, mlm_ids), sample_weight=weights)
+        metrics["sentence_order_accuracy"].update_state(sop_labels, sop_logits)
+        metrics["sentence_order_loss"].update_state(
+            sentence_order_example_losses(sop_logits, sop_labels))
+
+
+def to_model_inputs(batch: Mapping[str, tf.Tensor]) -> tuple[dict[str, tf.Tensor], dict[str, tf.Tensor]]:
+    """Original feature dict (spec §6.2) → (AlbertPretrainer inputs, labels)."""
+    features = {name: batch[key] for key, name in FEATURE_TO_INPUT.items()}
+    labels = {key: batch[key] for key in LABEL_FEATURES}
+    return features, labels
+
+
+def pretraining_dataset_fn(input_patterns: str | Sequence[str], batch_size: int,
+                           max_seq_length: int, max_predictions_per_seq: int,
+                           is_training: bool = True, dynamic_masking: bool = False,
+                           masking_options: Any = None, seed: int | None = None
+                           ) -> Callable[[tf.distribute.InputContext], tf.data.Dataset]:
+    """A loop dataset function over `albert_tf.data.pretraining_dataset`.
+
+    `batch_size` is global; each input pipeline batches its per-replica share. Evaluation
+    repeats the files indefinitely, as the original (spec §6.2; the loop stops after
+    max_eval_steps).
+    """
+    from albert_tf.data import pretraining_dataset  # pylint: disable=import-outside-toplevel
+
+    def dataset_fn(input_context: tf.distribute.InputContext) -> tf.data.Dataset:
+        dataset = pretraining_dataset(
+            input_patterns, batch_size, max_seq_length, max_predictions_per_seq,
+            is_training=is_training, input_context=input_context,
+            dynamic_masking=dynamic_masking, masking_options=masking_options, seed=seed,
+            drop_remainder=True)
+        if not is_training:
+            dataset = dataset.repeat()
+        return dataset.map(to_model_inputs)
+
+    return dataset_fn

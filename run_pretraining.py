@@ -1,0 +1,133 @@
+r"""ALBERT pretraining (MLM + SOP) on TFRecords, on the shared training loop.
+
+The original's run_pretraining flags and defaults (spec §6.1), plus our additions:
+--distribution_strategy, --num_gpus, --dtype, --jit_compile, --gradient_accumulation_steps,
+--dynamic_masking, --seed, --deterministic, --log_steps.
+
+    python run_pretraining.py --albert_config_file=albert_config.json \
+        --input_file='data/*.tfrecord' --output_dir=out --do_train --do_eval \
+        --train_batch_size=4096 --max_seq_length=512 --max_predictions_per_seq=20 \
+        --optimizer=lamb --learning_rate=0.00176 --num_train_steps=125000 \
+        --num_warmup_steps=3125 --save_checkpoints_steps=5000
+
+Training resumes from the latest checkpoint in --output_dir; evaluation writes
+output_dir/eval_results.txt (spec §4.4, §6.4).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from absl import app, flags, logging
+
+from albert_tf.training import flags as training_flags
+from albert_tf.training.choices import OPTIMIZER_NAMES
+from albert_tf.training.errors import NonFiniteLossError
+
+FLAGS = flags.FLAGS
+
+# ----- the original's flags (spec §6.1) -----
+flags.DEFINE_string("albert_config_file", None, "albert_config.json of the model to train.")
+flags.DEFINE_string("input_file", None,
+                    "Comma-separated globs of TFRecord files (used for training and evaluation).")
+flags.DEFINE_string("output_dir", None, "Checkpoints, TensorBoard summaries and eval_results.txt.")
+flags.DEFINE_string("init_checkpoint", None,
+                    "Warm start: an original TF1 checkpoint or one of ours (model weights only).")
+flags.DEFINE_integer("max_seq_length", 512, "Sequence length S; must match the data.", lower_bound=1)
+flags.DEFINE_integer("max_predictions_per_seq", 20,
+                     "Masked positions per sequence; must match the data.", lower_bound=0)
+flags.DEFINE_bool("do_train", True, "Train.")
+flags.DEFINE_bool("do_eval", False, "Evaluate the latest checkpoint and write eval_results.txt.")
+flags.DEFINE_integer("train_batch_size", 4096, "Global batch per optimizer step.", lower_bound=1)
+flags.DEFINE_integer("eval_batch_size", 64, "Global eval batch.", lower_bound=1)
+flags.DEFINE_enum("optimizer", "lamb", list(OPTIMIZER_NAMES), "lamb or adamw.")
+flags.DEFINE_float("learning_rate", 0.00176, "Peak learning rate.")
+flags.DEFINE_float("poly_power", 1.0, "Power of the polynomial decay.")
+flags.DEFINE_integer("num_train_steps", 125000, "Optimizer steps.", lower_bound=1)
+flags.DEFINE_integer("num_warmup_steps", 3125, "Linear warmup steps.", lower_bound=0)
+flags.DEFINE_integer("start_warmup_step", 0, "Step at which warmup starts.")
+flags.DEFINE_integer("save_checkpoints_steps", 5000, "Checkpoint every this many steps.", lower_bound=1)
+flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints kept.", lower_bound=1)
+flags.DEFINE_integer("iterations_per_loop", 1000, "Steps per call of the compiled loop.", lower_bound=1)
+flags.DEFINE_integer("max_eval_steps", 100, "Eval batches per evaluation.", lower_bound=1)
+flags.DEFINE_bool("init_from_group0", False,
+                  "Groups missing from --init_checkpoint start from group 0's weights.")
+flags.DEFINE_integer("masked_lm_budget", 0,
+                     "Original 'online masking' switch, never functional there (Q12): any value "
+                     "> 0 is rejected; use --dynamic_masking.", lower_bound=0)
+# ----- ours -----
+flags.DEFINE_bool("dynamic_masking", False,
+                  "Read unmasked records and draw n-gram masks in the input pipeline each epoch.")
+training_flags.define_training_flags()
+training_flags.define_tpu_flags()
+flags.mark_flags_as_required(["albert_config_file", "output_dir", "input_file"])
+flags.register_validator("masked_lm_budget", lambda v: v == 0,
+                         "--masked_lm_budget is not supported (spec Q12); use --dynamic_masking")
+flags.register_multi_flags_validator(["do_train", "do_eval"], lambda f: f["do_train"] or f["do_eval"],
+                                     "at least one of --do_train and --do_eval must be true")
+
+
+def run(callbacks: Sequence = ()) -> dict:
+    """Builds everything from FLAGS, trains and/or evaluates; returns the eval results."""
+    from albert_tf import AlbertConfig
+
+    config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
+    if FLAGS.max_seq_length > config.max_position_embeddings:
+        raise ValueError(f"--max_seq_length={FLAGS.max_seq_length} exceeds the model's "
+                         f"max_position_embeddings ({config.max_position_embeddings})")
+    # TensorFlow only now: flag and config errors above report in a fraction of a second.
+    from albert_tf.models import AlbertPretrainer
+    from albert_tf.training import LoopConfig, Trainer, create_optimizer, warm_start
+    from albert_tf.training.pretraining import PretrainingObjective, pretraining_dataset_fn
+
+    strategy = training_flags.setup_from_flags(FLAGS)
+    loop_config = LoopConfig(
+        output_dir=FLAGS.output_dir, num_train_steps=FLAGS.num_train_steps,
+        train_batch_size=FLAGS.train_batch_size, iterations_per_loop=FLAGS.iterations_per_loop,
+        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
+        keep_checkpoint_max=FLAGS.keep_checkpoint_max, log_steps=FLAGS.log_steps,
+        gradient_accumulation_steps=FLAGS.gradient_accumulation_steps,
+        jit_compile=FLAGS.jit_compile, dtype=FLAGS.dtype)
+    init_fn = None
+    if FLAGS.init_checkpoint:
+        def init_fn(model):
+            warm_start(model, FLAGS.init_checkpoint, init_from_group0=FLAGS.init_from_group0)
+    trainer = Trainer(
+        model_fn=lambda: AlbertPretrainer(config), objective=PretrainingObjective(),
+        config=loop_config, strategy=strategy, init_fn=init_fn, callbacks=callbacks,
+        optimizer_fn=lambda: create_optimizer(
+            FLAGS.optimizer, FLAGS.learning_rate, FLAGS.num_train_steps, FLAGS.num_warmup_steps,
+            FLAGS.start_warmup_step, FLAGS.poly_power))
+
+    def dataset_fn(batch_size: int, is_training: bool):
+        return pretraining_dataset_fn(
+            FLAGS.input_file, batch_size, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
+            is_training=is_training, dynamic_masking=FLAGS.dynamic_masking, seed=FLAGS.seed)
+
+    results: dict = {}
+    if FLAGS.do_train:
+        trainer.train(dataset_fn(FLAGS.train_batch_size, is_training=True))
+    if FLAGS.do_eval:
+        if not FLAGS.do_train:
+            trainer.restore_model()
+        results = trainer.evaluate(dataset_fn(FLAGS.eval_batch_size, is_training=False),
+                                   steps=FLAGS.max_eval_steps)
+    return results
+
+
+def main(argv: Sequence[str], callbacks: Sequence = ()) -> None:
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    try:
+        run(callbacks)
+    except (FileNotFoundError, ValueError, NonFiniteLossError) as e:
+        # Bad input (ConfigError and CheckpointMismatchError are ValueErrors) or a diverged
+        # run: one line and exit status 1, not a traceback (--verbosity=1 shows it).
+        logging.debug("traceback", exc_info=True)
+        logging.error("%s", e)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    app.run(main)

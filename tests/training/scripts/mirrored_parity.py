@@ -1,0 +1,46 @@
+"""Subprocess body of the MirroredStrategy parity test: 2 logical CPUs, 10 steps each.
+
+Prints one JSON line {"one_device": [losses], "mirrored": [losses], "weights_max_diff": x}.
+Run as `python -m tests.training.scripts.mirrored_parity` from the repository root.
+"""
+
+import json
+import os
+import tempfile
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+tf.config.set_logical_device_configuration(
+    tf.config.list_physical_devices("CPU")[0],
+    [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
+
+from albert_tf.training import get_strategy  # noqa: E402
+from tests.training.test_loop import RecordLogs, make_trainer  # noqa: E402
+from tests.training import synthetic  # noqa: E402
+
+
+def run(strategy, output_dir, initial=None):
+    record = RecordLogs()
+    trainer = make_trainer(output_dir, steps=10, batch=8, log_steps=1, strategy=strategy,
+                           callbacks=[record],
+                           init_fn=(lambda m: m.set_weights(initial)) if initial else None)
+    weights = trainer.model.get_weights()
+    trainer.train(synthetic.dataset_fn(8))
+    return [logs["loss"] for _, logs in record.logs], weights, trainer.model.get_weights()
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        single, initial, final_single = run(get_strategy("one_device"), os.path.join(tmp, "one"))
+        mirrored_strategy = get_strategy("mirrored")
+        assert mirrored_strategy.num_replicas_in_sync == 2
+        mirrored, _, final_mirrored = run(mirrored_strategy, os.path.join(tmp, "two"), initial)
+    diff = max(float(np.max(np.abs(a - b))) for a, b in zip(final_single, final_mirrored))
+    print(json.dumps({"one_device": single, "mirrored": mirrored, "weights_max_diff": diff}))
+
+
+if __name__ == "__main__":
+    main()
