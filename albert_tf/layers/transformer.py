@@ -118,6 +118,12 @@ class SharedTransformerStack(keras.layers.Layer):
                                  hidden_size, intermediate_size, hidden_act, initializer_range,
                                  hidden_dropout_prob, name=f"{name}_ffn"))
                 self.schedule.append((a, f))
+        # Named attributes as well as the lists: tf.train.Checkpoint follows attributes that
+        # are layers, not Keras' tracked lists, and would otherwise skip every block.
+        for scope, layer in zip(self.attention_scopes, self.attention_layers):
+            setattr(self, f"{scope.replace('/', '_')}_attention", layer)
+        for scope, layer in zip(self.feed_forward_scopes, self.feed_forward_layers):
+            setattr(self, f"{scope.replace('/', '_')}_ffn", layer)
 
     def build(self, input_shape):
         for layer in self.attention_layers + self.feed_forward_layers:

@@ -115,3 +115,18 @@ def test_mixed_precision_keeps_float32_parts(policy):
     assert all(w.dtype == "float32" for w in model.weights)
     for key in ("mlm_logits", "sop_logits"):
         assert np.abs(np.asarray(out[key]) - np.asarray(expected[key])).max() < 1e-2
+
+
+def test_tf_train_checkpoint_holds_every_variable(tmp_path):
+    # tf.train.Checkpoint follows attributes: every shared block must be reachable.
+    config = tiny_config(num_hidden_layers=3, cross_layer_sharing="attention")
+    model = AlbertPretrainer(config)
+    inputs = random_inputs(config)
+    expected = model(inputs)["mlm_logits"]
+    import tensorflow as tf
+    path = tf.train.Checkpoint(model=model).write(str(tmp_path / "ckpt"))
+    saved = [n for n, _ in tf.train.list_variables(path) if n.endswith("VARIABLE_VALUE")]
+    assert len(saved) == len(model.weights)
+    fresh = AlbertPretrainer(config)
+    tf.train.Checkpoint(model=fresh).read(path).assert_existing_objects_matched()
+    np.testing.assert_array_equal(fresh(inputs)["mlm_logits"], expected)
