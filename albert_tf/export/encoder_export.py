@@ -11,6 +11,7 @@ SentencePiece model, config JSON and lower-casing flag as assets.
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import Any
 
 import tensorflow as tf
@@ -92,9 +93,13 @@ def build_export_object(encoder: AlbertEncoder, spm_model_file: str | None, conf
 
 
 def save_encoder_export(encoder: AlbertEncoder, export_path: str, spm_model_file: str | None = None,
-                        config_file: str | None = None, do_lower_case: bool = True,
-                        pretrainer: AlbertPretrainer | None = None) -> str:
-    """Writes the encoder SavedModel to `export_path` (which must not exist yet)."""
-    root, signatures = build_export_object(encoder, spm_model_file, config_file, do_lower_case, pretrainer)
-    tf.saved_model.save(root, os.fspath(export_path), signatures=signatures)
+                        do_lower_case: bool = True, pretrainer: AlbertPretrainer | None = None) -> str:
+    """Writes the encoder SavedModel to `export_path`, with `encoder.config` as the asset
+    `albert_config.json` (the name loaders look for)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        config_file = os.path.join(scratch, CONFIG_ASSET)
+        encoder.config.to_json_file(config_file)
+        root, signatures = build_export_object(encoder, spm_model_file, config_file, do_lower_case,
+                                               pretrainer)
+        tf.saved_model.save(root, os.fspath(export_path), signatures=signatures)
     return os.fspath(export_path)

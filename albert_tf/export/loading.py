@@ -10,6 +10,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
+from albert_tf.export.encoder_export import CONFIG_ASSET
 
 
 def is_encoder_export(path: str) -> bool:
@@ -81,7 +82,7 @@ def export_spm_model(handle: str | None, spm_model_file: str | None) -> str | No
 
 def load_export_config(handle: str) -> AlbertConfig:
     """The AlbertConfig stored in the export's assets."""
-    path = os.path.join(os.fspath(handle), "assets", "albert_config.json")
+    path = os.path.join(os.fspath(handle), "assets", CONFIG_ASSET)
     if not tf.io.gfile.exists(path):
         raise ValueError(f"{handle}: the export carries no albert_config.json asset")
     return AlbertConfig.from_json_file(path)

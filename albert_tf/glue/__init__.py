@@ -1,0 +1,31 @@
+"""GLUE fine-tuning (spec §8): tasks and TSV reading, features, metrics, submission files.
+
+The TensorFlow-free parts (tasks, TSV, features, metrics, submission) import eagerly. Imported
+on demand: `runner` (`run(GlueRunOptions(...))`, behind run_classifier.py), `records` (feature
+TFRecords and their cache), `modeling` (head, loss, warm start), `checkpoint_eval`,
+`inference`, `export`, and `corpus_task` (a learnable MRPC-format task from the built-in
+corpus; CLI: `python -m albert_tf.glue.make_corpus_task`).
+
+Example:
+    >>> from albert_tf.glue import get_task, GlueProcessor, glue_metrics
+    >>> task = get_task("sts-b")
+    >>> examples = GlueProcessor(task).get_dev_examples("glue_data")
+"""
+
+from albert_tf.glue.features import (InputFeatures, convert_examples_to_features,
+                                     convert_single_example, pack_tokens, truncate_seq_pair)
+from albert_tf.glue.metrics import (accuracy, f1_score, glue_metrics, matthews_corrcoef, pearson,
+                                    spearman)
+from albert_tf.glue.submission import (SUBMISSION_FILES, read_submission, write_prediction_files,
+                                       write_submission)
+from albert_tf.glue.tasks import (SPLITS, TASK_NAMES, TASKS, GlueProcessor, GlueTask, InputExample,
+                                  get_task)
+from albert_tf.glue.tsv import GlueDataError, read_tsv
+
+__all__ = [
+    "GlueDataError", "GlueProcessor", "GlueTask", "InputExample", "InputFeatures", "SPLITS",
+    "SUBMISSION_FILES", "TASKS", "TASK_NAMES", "accuracy", "convert_examples_to_features",
+    "convert_single_example", "f1_score", "get_task", "glue_metrics", "matthews_corrcoef",
+    "pack_tokens", "pearson", "read_submission", "read_tsv", "spearman", "truncate_seq_pair",
+    "write_prediction_files", "write_submission",
+]

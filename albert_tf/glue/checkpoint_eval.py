@@ -1,0 +1,162 @@
+"""Evaluate every saved checkpoint, keep the best by the task's metric (spec §8.6).
+
+As the original: each `model.ckpt-<step>` in output_dir is evaluated once, in step order;
+its metrics, a `best = …` line (the best value before it) and a separator are appended to
+`eval_results.txt`; progress is kept in `best_trial.txt` as `global_step:best_step:best_value`
+so a restarted evaluation resumes; evaluated checkpoints that are not the newest are deleted;
+the best ends up as `model.ckpt-best.*`.
+
+Differences, on purpose: the best is *copied* to `model.ckpt-best` as soon as it is found
+(rather than renamed at the end), so a crash never loses it; the newest numbered checkpoint
+is kept so training can resume; the first result is always a best (the original starts from
+0, so a CoLA run whose every MCC is negative had no best checkpoint and predict failed); a
+NaN metric never wins.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from typing import Callable, Mapping
+
+import tensorflow as tf
+from absl import logging
+
+BEST_PREFIX = "model.ckpt-best"
+RESULTS_FILE = "eval_results.txt"
+STATE_FILE = "best_trial.txt"
+SEPARATOR = "-" * 40
+_NUMBERED = re.compile(r"^model\.ckpt-(\d+)\.index$")
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.tmp"
+    with tf.io.gfile.GFile(tmp, "w") as f:
+        f.write(text)
+    tf.io.gfile.rename(tmp, path, overwrite=True)
+
+
+def numbered_checkpoints(directory: str) -> list[tuple[int, str]]:
+    """(step, prefix) of every `model.ckpt-<step>` in `directory`, by step."""
+    if not tf.io.gfile.isdir(directory):
+        return []
+    found = []
+    for name in tf.io.gfile.listdir(directory):
+        match = _NUMBERED.match(name)
+        if match:
+            found.append((int(match.group(1)), os.path.join(directory, name[:-len(".index")])))
+    return sorted(found)
+
+
+def copy_checkpoint(source: str, target: str) -> None:
+    """Copies a checkpoint's files to a new prefix; the index is written last."""
+    files = tf.io.gfile.glob(source + ".*")
+    for name in sorted(files, key=lambda f: f.endswith(".index")):
+        suffix = name[len(source):]
+        tmp = target + suffix + ".tmp"
+        tf.io.gfile.copy(name, tmp, overwrite=True)
+        tf.io.gfile.rename(tmp, target + suffix, overwrite=True)
+
+
+def delete_checkpoint(prefix: str) -> None:
+    for name in tf.io.gfile.glob(prefix + ".*"):
+        tf.io.gfile.remove(name)
+
+
+class CheckpointEvaluator:
+    """Evaluates checkpoints of `output_dir` and tracks the best by `metric_key`.
+
+    Args:
+      output_dir: where the checkpoints, eval_results.txt and best_trial.txt live.
+      metric_key: the task's selection metric (higher is better).
+      evaluate_fn: (step) → metrics of the weights currently in the model.
+      restore_fn: (checkpoint prefix) → None, loads a checkpoint's weights into the model.
+    """
+
+    def __init__(self, output_dir: str, metric_key: str,
+                 evaluate_fn: Callable[[int], Mapping[str, float]],
+                 restore_fn: Callable[[str], None]):
+        self.output_dir = output_dir
+        self.metric_key = metric_key
+        self.evaluate_fn = evaluate_fn
+        self.restore_fn = restore_fn
+        self.last_step, self.best_step, self.best_value = -1, None, None
+        self.best_results: dict[str, float] | None = None
+        self._read_state()
+
+    @property
+    def best_path(self) -> str:
+        return os.path.join(self.output_dir, BEST_PREFIX)
+
+    def _read_state(self) -> None:
+        path = os.path.join(self.output_dir, STATE_FILE)
+        if not tf.io.gfile.exists(path):
+            return
+        with tf.io.gfile.GFile(path) as f:
+            text = f.read().strip()
+        try:
+            last, best_step, best_value = text.split(":")
+            self.last_step, self.best_step = int(last), int(best_step)
+            self.best_value = float(best_value)
+        except ValueError:
+            raise ValueError(f"{path}: expected 'global_step:best_step:best_value', "
+                             f"got {text!r}") from None
+        logging.info("Resuming evaluation after step %d (best %s = %s at step %d)",
+                     self.last_step, self.metric_key, self.best_value, self.best_step)
+
+    def _is_better(self, value: float) -> bool:
+        if value is None or math.isnan(value):
+            return False
+        return self.best_value is None or math.isnan(self.best_value) or value > self.best_value
+
+    def pending(self) -> list[tuple[int, str]]:
+        """Checkpoints not evaluated yet, by step."""
+        return [(s, p) for s, p in numbered_checkpoints(self.output_dir) if s > self.last_step]
+
+    def evaluate(self, step: int, prefix: str | None, restore: bool = True) -> dict[str, float]:
+        """Evaluates one checkpoint (restoring it first unless its weights are loaded).
+
+        `prefix` None evaluates the model's current weights without recording a best.
+        """
+        if restore and prefix:
+            self.restore_fn(prefix)
+        results = dict(self.evaluate_fn(step))
+        results["global_step"] = step
+        previous = self.best_value
+        block = [f"{key} = {results[key]}" for key in sorted(results)]
+        block += [f"best = {previous}", SEPARATOR]
+        results_path = os.path.join(self.output_dir, RESULTS_FILE)
+        old = ""
+        if tf.io.gfile.exists(results_path):
+            with tf.io.gfile.GFile(results_path) as f:
+                old = f.read()
+        _write_atomic(results_path, old + "\n".join(block) + "\n")
+        if prefix is None:  # weights that are no checkpoint of ours (e.g. --init_checkpoint)
+            return results
+        value = results.get(self.metric_key)
+        if self._is_better(value):
+            self.best_step, self.best_value, self.best_results = step, float(value), results
+            copy_checkpoint(prefix, self.best_path)
+            logging.info("New best %s = %s at step %d; saved as %s", self.metric_key, value,
+                         step, self.best_path)
+        self.last_step = max(self.last_step, step)
+        if self.best_step is not None:  # (None only if every value so far was NaN)
+            _write_atomic(os.path.join(self.output_dir, STATE_FILE),
+                          f"{self.last_step}:{self.best_step}:{self.best_value}\n")
+        self._prune()
+        return results
+
+    def evaluate_pending(self) -> list[dict[str, float]]:
+        """Evaluates every checkpoint not evaluated yet, in step order."""
+        return [self.evaluate(step, prefix) for step, prefix in self.pending()]
+
+    def _prune(self) -> None:
+        """Deletes evaluated numbered checkpoints except the newest (kept for resuming)."""
+        existing = numbered_checkpoints(self.output_dir)
+        if not existing:
+            return
+        newest = existing[-1][0]
+        for step, prefix in existing:
+            if step <= self.last_step and step != newest:
+                delete_checkpoint(prefix)

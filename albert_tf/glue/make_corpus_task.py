@@ -1,0 +1,34 @@
+"""`python -m albert_tf.glue.make_corpus_task --output_dir=DIR`: writes the learnable
+MRPC-format task of `albert_tf.glue.corpus_task` (built from the built-in corpus by default).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from absl import app, flags
+
+from albert_tf.glue.corpus_task import KINDS, build_corpus_task
+
+flags.DEFINE_string("output_dir", None, "GLUE data_dir to write (MRPC/ inside).")
+flags.DEFINE_string("corpus", None, "Corpus file (default: the built-in corpus).")
+flags.DEFINE_integer("num_train", 8000, "Training pairs.", lower_bound=2)
+flags.DEFINE_integer("num_dev", 400, "Dev pairs.", lower_bound=2)
+flags.DEFINE_integer("num_test", 400, "Test pairs.", lower_bound=2)
+flags.DEFINE_integer("seed", 12345, "Random seed.")
+flags.DEFINE_enum("kind", "paraphrase", list(KINDS), "Which task (see corpus_task.make_pairs).")
+flags.DEFINE_integer("max_documents", None, "Use only the first N documents of the built-in corpus.")
+
+
+def main(argv: Sequence[str]) -> None:
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    FLAGS = flags.FLAGS
+    if not FLAGS.output_dir:
+        raise app.UsageError("--output_dir is required")
+    build_corpus_task(FLAGS.output_dir, FLAGS.corpus, FLAGS.num_train, FLAGS.num_dev,
+                      FLAGS.num_test, FLAGS.seed, FLAGS.max_documents, FLAGS.kind)
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,114 @@
+r"""GLUE fine-tuning: train, evaluate every checkpoint, predict submission files, export.
+
+The original's run_classifier flags and defaults (spec §8.1), plus the training loop's
+shared flags (--distribution_strategy, --num_gpus, --dtype, --jit_compile,
+--gradient_accumulation_steps, --seed, --deterministic, --log_steps).
+
+    python run_classifier.py --task_name=MRPC --data_dir=glue_data \
+        --albert_config_file=albert_config.json --spm_model_file=30k-clean.model \
+        --init_checkpoint=albert_base/model.ckpt-best --output_dir=out/mrpc \
+        --do_train --do_eval --do_predict --max_seq_length=128 --train_batch_size=32 \
+        --learning_rate=2e-5 --train_step=800 --warmup_step=200 --save_checkpoints_steps=100
+
+--do_eval evaluates each saved checkpoint into output_dir/eval_results.txt and keeps the best
+by the task's metric as model.ckpt-best; --do_predict writes test_results.tsv,
+submit_results.tsv and the GLUE server file (<Task>.tsv) from it. Bad input stops the run
+with one line naming the file and line, and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from absl import app, flags, logging
+
+from albert_tf.glue.tasks import TASK_NAMES
+from albert_tf.training import flags as training_flags
+from albert_tf.training.choices import OPTIMIZER_NAMES
+
+FLAGS = flags.FLAGS
+
+# ----- the original's flags (spec §8.1) -----
+flags.DEFINE_string("data_dir", None, "GLUE data directory: one folder per task (MRPC/, MNLI/, ...).")
+flags.DEFINE_string("albert_config_file", None,
+                    "albert_config.json of the model; required unless --albert_hub_module_handle.")
+flags.DEFINE_enum("task_name", None, list(TASK_NAMES), "The task (case-insensitive).",
+                  case_sensitive=False)
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (ignored with --spm_model_file).")
+flags.DEFINE_string("spm_model_file", None, "SentencePiece model (the English ALBERTs).")
+flags.DEFINE_string("output_dir", None, "Checkpoints, eval_results.txt, predictions.")
+flags.DEFINE_string("cached_dir", None,
+                    "Where feature TFRecords are cached and reused (default: --output_dir).")
+flags.DEFINE_string("init_checkpoint", None,
+                    "Initial weights: an original TF1 checkpoint or one of ours (every encoder "
+                    "variable must be present; the log states the counts).")
+flags.DEFINE_string("albert_hub_module_handle", None,
+                    "An encoder export (python -m albert_tf.export_tfhub) fine-tuned instead of "
+                    "config + checkpoint; its SentencePiece model is used unless "
+                    "--spm_model_file is given (Q21 fixed).")
+flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).")
+flags.DEFINE_integer("max_seq_length", 512, "Sequence length after tokenization.", lower_bound=3)
+flags.DEFINE_bool("do_train", False, "Train.")
+flags.DEFINE_bool("do_eval", False, "Evaluate every saved checkpoint; keep the best.")
+flags.DEFINE_bool("do_predict", False, "Write test predictions with the best checkpoint.")
+flags.DEFINE_integer("train_batch_size", 32, "Global training batch.", lower_bound=1)
+flags.DEFINE_integer("eval_batch_size", 8, "Eval batch.", lower_bound=1)
+flags.DEFINE_integer("predict_batch_size", 8, "Predict batch.", lower_bound=1)
+flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
+flags.DEFINE_integer("train_step", 1000, "Training steps (also the decay horizon).", lower_bound=0)
+flags.DEFINE_integer("warmup_step", 0, "Linear warmup steps (0: none).", lower_bound=0)
+flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.",
+                     lower_bound=1)
+flags.DEFINE_integer("keep_checkpoint_max", 5,
+                     "Accepted for the original's command lines; unused there and here (Q19): "
+                     "all checkpoints are kept until the eval loop prunes them.", lower_bound=1)
+flags.DEFINE_integer("iterations_per_loop", 1000,
+                     "Steps per call of the compiled loop (at most save_checkpoints_steps).",
+                     lower_bound=1)
+flags.DEFINE_enum("optimizer", "adamw", list(OPTIMIZER_NAMES), "adamw or lamb.")
+flags.DEFINE_string("export_dir", None, "Export a serving SavedModel of model.ckpt-best here.")
+flags.DEFINE_float("threshold_to_export", float("nan"),
+                   "If set, a constant 'threshold' output is added to the serving signature.")
+training_flags.define_training_flags()
+training_flags.define_tpu_flags()
+flags.mark_flags_as_required(["data_dir", "task_name", "output_dir"])
+
+_OPTION_FLAGS = (
+    "data_dir", "task_name", "output_dir", "albert_config_file", "vocab_file", "spm_model_file",
+    "cached_dir", "init_checkpoint", "albert_hub_module_handle", "do_lower_case",
+    "max_seq_length", "do_train", "do_eval", "do_predict", "train_batch_size",
+    "eval_batch_size", "predict_batch_size", "learning_rate", "train_step", "warmup_step",
+    "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop", "optimizer",
+    "export_dir", "threshold_to_export", "log_steps", "gradient_accumulation_steps",
+    "jit_compile", "dtype", "seed")
+
+
+def run():
+    """FLAGS → GlueRunOptions → albert_tf.glue.runner.run."""
+    from albert_tf.glue.runner import GlueRunOptions, run as run_glue
+
+    options = GlueRunOptions(**{name: FLAGS[name].value for name in _OPTION_FLAGS})
+    strategy = training_flags.setup_from_flags(FLAGS)
+    return run_glue(options, strategy)
+
+
+def main(argv: Sequence[str]) -> None:
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    from albert_tf import ConfigError
+    from albert_tf.checkpoints import CheckpointMismatchError
+    from albert_tf.tokenization import TokenizerError
+    from albert_tf.training import NonFiniteLossError
+
+    try:
+        run()
+    except (ConfigError, CheckpointMismatchError, TokenizerError, NonFiniteLossError,
+            NotImplementedError, FileNotFoundError, ValueError) as e:
+        logging.debug("traceback", exc_info=True)
+        print(f"run_classifier: error: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    app.run(main)

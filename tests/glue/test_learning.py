@@ -1,0 +1,96 @@
+"""Learning on a GLUE-format task built from the built-in corpus (albert_tf.glue.corpus_task):
+fine-tuned from a tiny checkpoint pretrained by run_pretraining (every encoder variable
+restored, count logged) it reaches ≥ 0.8 dev accuracy in 400 steps and beats random init at
+equal steps.
+
+The tiny model uses initializer_range 0.1 instead of the released 0.02: at H=32 the 0.02 init
+leaves the pooled [CLS] output almost input-independent (relative spread across inputs ~0.3%,
+vs ~8% at 0.1), so sentence-level signals — SOP in pretraining, the pair label here — barely
+move in a short run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+
+import keras
+import pytest
+
+from albert_tf.glue.corpus_task import build_corpus_task
+from albert_tf.glue.runner import GlueRunOptions, run
+from tests.conftest import tiny_config
+from tests.training import processes
+
+SEQ = 64
+PRETRAIN_STEPS = 1500
+FINETUNE_STEPS = 400
+
+
+@pytest.fixture(scope="module")
+def learning_run(tmp_path_factory, text_assets):
+    root = tmp_path_factory.mktemp("glue_learning")
+    config = str(root / "albert_config.json")
+    tiny_config(vocab_size=1000, max_position_embeddings=SEQ, initializer_range=0.1).to_json_file(config)
+    data = str(root / "glue")
+    build_corpus_task(data, corpus_path=text_assets.corpus, num_train=8000, num_dev=400, num_test=20)
+    records = str(root / "pretrain.tfrecord")
+    created = processes.run(["-m", "albert_tf.create_pretraining_data",
+                             f"--input_file={text_assets.corpus}", f"--output_file={records}",
+                             f"--spm_model_file={text_assets.spm_model}", f"--max_seq_length={SEQ}",
+                             "--max_predictions_per_seq=10", "--dupe_factor=2", "--num_workers=1"])
+    assert created.returncode == 0, created.stderr[-2000:]
+    # Pretraining runs in the background while the random-init fine-tune trains here.
+    pretrain_dir = root / "pretrain"
+    log = open(root / "pretrain.log", "w")  # a file, not a pipe: the child never blocks on it
+    pretraining = subprocess.Popen(
+        [sys.executable, "run_pretraining.py", f"--albert_config_file={config}", f"--input_file={records}",
+         f"--output_dir={pretrain_dir}", f"--max_seq_length={SEQ}", "--max_predictions_per_seq=10",
+         "--train_batch_size=64", f"--num_train_steps={PRETRAIN_STEPS}", "--num_warmup_steps=150",
+         "--learning_rate=2e-3", f"--save_checkpoints_steps={PRETRAIN_STEPS}", "--log_steps=500",
+         "--seed=1"], cwd=processes.REPO, env=processes.python_env(), stdout=log,
+        stderr=subprocess.STDOUT)
+    yield root, config, data, text_assets.spm_model, pretraining
+    if pretraining.poll() is None:
+        pretraining.kill()
+    pretraining.wait()
+    log.close()
+
+
+def pretrained_checkpoint(learning_run) -> str:
+    """Waits for the background run_pretraining; the path of its final checkpoint."""
+    root, pretraining = learning_run[0], learning_run[-1]
+    returncode = pretraining.wait(timeout=900)
+    assert returncode == 0, (root / "pretrain.log").read_text()[-3000:]
+    checkpoint = str(root / "pretrain" / f"model.ckpt-{PRETRAIN_STEPS}")
+    assert os.path.exists(checkpoint + ".index")
+    return checkpoint
+
+
+def finetune(learning_run, name, init_checkpoint=None):
+    root, config, data, spm_model, _ = learning_run
+    keras.utils.set_random_seed(1)
+    result = run(GlueRunOptions(
+        data_dir=data, task_name="mrpc", output_dir=str(root / name), cached_dir=str(root / "cache"),
+        albert_config_file=config, spm_model_file=spm_model, init_checkpoint=init_checkpoint,
+        max_seq_length=SEQ, do_train=True, do_eval=True, train_batch_size=32, eval_batch_size=100,
+        learning_rate=3e-4, warmup_step=FINETUNE_STEPS // 10, train_step=FINETUNE_STEPS,
+        save_checkpoints_steps=FINETUNE_STEPS, log_steps=FINETUNE_STEPS, seed=1))
+    return result.restore_report, result.eval_results[-1]
+
+
+def test_pretrained_init_learns_the_corpus_task_and_beats_random_init(learning_run, caplog):
+    _, scratch = finetune(learning_run, "from_scratch")
+    checkpoint = pretrained_checkpoint(learning_run)
+    with caplog.at_level(logging.INFO, logger="absl"):
+        report, pretrained = finetune(learning_run, "from_pretrained", init_checkpoint=checkpoint)
+    assert (report.encoder_restored, report.encoder_total) == (25, 25)
+    assert "restored 25/25 encoder variables and 0/2 classifier-head variables" in caplog.text
+    print(f"\ncorpus task after {FINETUNE_STEPS} steps: pretrained init accuracy "
+          f"{pretrained['eval_accuracy']:.4f} loss {pretrained['eval_loss']:.4f}; random init "
+          f"accuracy {scratch['eval_accuracy']:.4f} loss {scratch['eval_loss']:.4f}")
+    assert pretrained["eval_accuracy"] >= 0.8
+    assert pretrained["eval_accuracy"] > scratch["eval_accuracy"]
+    assert pretrained["eval_loss"] < scratch["eval_loss"]

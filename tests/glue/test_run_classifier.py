@@ -1,0 +1,130 @@
+"""End to end on a tiny model (H=32, 2 layers): train → eval → predict on MRPC-, STS-B-, MNLI-
+and CoLA-format fixtures; the prediction files parse as the GLUE server expects (spec §8.5–8.6)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf.glue import GlueProcessor, get_task, read_submission
+from albert_tf.glue.runner import GlueRunOptions, run
+
+E2E_TASKS = ("mrpc", "sts-b", "mnli", "cola")
+METRIC_KEYS = {"mrpc": {"eval_accuracy", "eval_loss", "f1"},
+               "sts-b": {"pearson", "spearman", "MSE", "eval_loss"},
+               "mnli": {"eval_accuracy", "eval_loss"},
+               "cola": {"eval_accuracy", "eval_loss", "matthew_corr"}}
+
+
+def make_options(glue_dir, config_file, spm_model, output_dir, task, **overrides) -> GlueRunOptions:
+    values = dict(data_dir=glue_dir, task_name=task, output_dir=str(output_dir),
+                  albert_config_file=config_file, spm_model_file=spm_model, max_seq_length=32,
+                  train_batch_size=4, eval_batch_size=3, predict_batch_size=2, learning_rate=1e-3,
+                  train_step=4, save_checkpoints_steps=2, log_steps=2, seed=1)
+    values.update(overrides)
+    return GlueRunOptions(**values)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, glue_dir, tiny_config_file, text_assets):
+    """Each task trained 4 steps (checkpoints at 2 and 4), evaluated and predicted."""
+    root = tmp_path_factory.mktemp("glue_e2e")
+    results = {}
+    for task in E2E_TASKS:
+        extra = {"export_dir": str(root / "mrpc_export"), "threshold_to_export": 0.5} \
+            if task == "mrpc" else {}
+        options = make_options(glue_dir, tiny_config_file, text_assets.spm_model, root / task, task,
+                               do_train=True, do_eval=True, do_predict=True, **extra)
+        results[task] = (options, run(options))
+    return results
+
+
+def parse_eval_results(path):
+    blocks = []
+    with open(path) as f:
+        for block in f.read().split("-" * 40 + "\n"):
+            if block.strip():
+                blocks.append(dict(line.split(" = ", 1) for line in block.strip().split("\n")))
+    return blocks
+
+
+@pytest.mark.parametrize("task", E2E_TASKS)
+def test_train_eval_predict(runs, glue_dir, task):
+    options, result = runs[task]
+    out = options.output_dir
+    spec = get_task(task)
+    # Each checkpoint evaluated once, written as the original's key = value blocks.
+    assert [r["global_step"] for r in result.eval_results] == [2, 4]
+    blocks = parse_eval_results(os.path.join(out, "eval_results.txt"))
+    assert [b["global_step"] for b in blocks] == ["2", "4"]
+    for block in blocks:
+        assert set(block) == METRIC_KEYS[task] | {"loss", "global_step", "best"}
+    assert blocks[0]["best"] == "None"
+    best_value = result.eval_results[[2, 4].index(result.best_step)][spec.metric_key]
+    assert blocks[1]["best"] == str(result.eval_results[0][spec.metric_key])
+    with open(os.path.join(out, "best_trial.txt")) as f:
+        assert f.read().strip() == f"4:{result.best_step}:{best_value}"
+    # The best is kept as model.ckpt-best; evaluated checkpoints but the newest are pruned.
+    names = set(os.listdir(out))
+    assert "model.ckpt-best.index" in names
+    assert sorted(n for n in names if n.startswith("model.ckpt-") and n.endswith(".index")) == [
+        "model.ckpt-4.index", "model.ckpt-best.index"]
+    assert tf.io.gfile.glob(os.path.join(out, "train", "events.*"))
+    assert tf.io.gfile.glob(os.path.join(out, "eval", "events.*"))
+    # Predictions: one line per test example, in the server's format.
+    guids = [e.guid for e in GlueProcessor(spec).get_test_examples(glue_dir)]
+    rows = read_submission(os.path.join(out, f"{spec.submission_name}.tsv"), spec)
+    assert [index for index, _ in rows] == guids
+    assert read_submission(os.path.join(out, "submit_results.tsv"), spec) == rows
+    probabilities = np.loadtxt(os.path.join(out, "test_results.tsv"), delimiter="\t", ndmin=2)
+    assert probabilities.shape == (len(guids), spec.num_labels)
+    if not spec.is_regression:
+        np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-9)
+        assert [spec.labels[i] for i in probabilities.argmax(-1)] == [label for _, label in rows]
+
+
+def test_export_serves_the_best_checkpoint(runs):
+    options, result = runs["mrpc"]
+    loaded = tf.saved_model.load(result.export_dir)
+    serve = loaded.signatures["serving_default"]
+    test_records = tf.io.gfile.glob(os.path.join(options.output_dir, "mrpc_test_32_*.tf_record"))
+    serialized = tf.constant([r.numpy() for r in tf.data.TFRecordDataset(test_records)])
+    outputs = serve(examples=serialized)
+    expected = np.loadtxt(os.path.join(options.output_dir, "test_results.tsv"), delimiter="\t")
+    np.testing.assert_allclose(outputs["probabilities"].numpy(), expected, atol=1e-5)
+    np.testing.assert_array_equal(outputs["predictions"].numpy(), expected.argmax(-1))
+    assert float(outputs["threshold"]) == 0.5
+
+
+def test_evaluation_resumes_without_repeating(runs):
+    options, _ = runs["cola"]
+    path = os.path.join(options.output_dir, "eval_results.txt")
+    with open(path) as f:
+        before = f.read()
+    again = run(GlueRunOptions(**{**vars(options), "do_train": False, "do_predict": False}))
+    assert again.eval_results == [] and again.best_step == runs["cola"][1].best_step
+    with open(path) as f:
+        assert f.read() == before
+
+
+def test_ax_and_mnli_mismatched_from_the_mnli_model(runs, glue_dir, tiny_config_file, text_assets,
+                                                    tmp_path):
+    """AX is registered (Q19): predicted with the MNLI model, as is MNLI-mm's dev/test."""
+    best = os.path.join(runs["mnli"][0].output_dir, "model.ckpt-best")
+    ax = run(make_options(glue_dir, tiny_config_file, text_assets.spm_model, tmp_path / "ax", "ax",
+                          do_predict=True, init_checkpoint=best))
+    report = ax.restore_report
+    assert (report.encoder_restored, report.encoder_total) == (25, 25)
+    assert (report.head_restored, report.head_total) == (2, 2)
+    rows = read_submission(str(tmp_path / "ax" / "AX.tsv"), get_task("ax"))
+    assert [index for index, _ in rows] == ["0", "1", "2"]
+    mm = run(make_options(glue_dir, tiny_config_file, text_assets.spm_model, tmp_path / "mm",
+                          "MisMNLI", do_eval=True, do_predict=True, init_checkpoint=best))
+    assert set(mm.eval_results[0]) == {"eval_accuracy", "eval_loss", "loss", "global_step"}
+    assert len(read_submission(str(tmp_path / "mm" / "MNLI-mm.tsv"), get_task("mismnli"))) == 2
+    with pytest.raises(ValueError, match="task ax has no train split"):
+        run(make_options(glue_dir, tiny_config_file, text_assets.spm_model, tmp_path / "x", "ax",
+                         do_train=True))
