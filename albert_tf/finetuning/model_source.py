@@ -1,0 +1,70 @@
+"""Where a fine-tuning model comes from: `--albert_config_file` or an encoder export.
+
+With `--albert_hub_module_handle` (spec §8.1, §10.1) the config is the export's
+`albert_config.json` asset and the encoder is the export itself (`HubEncoder`, its
+variables trained in place); otherwise the config file builds a fresh `AlbertEncoder`,
+which `--init_checkpoint` then fills. The tokenizer follows the same rule (spec Q21, fixed,
+as `export_spm_model`): an explicit `--spm_model_file` / `--vocab_file` wins, else the
+export's SentencePiece model is used.
+
+Example:
+    >>> config = task_config(None, "exports/albert_tiny")
+    >>> model_fn = task_model_fn(lambda config, encoder: AlbertMultipleChoice(config, 4,
+    ...                          encoder=encoder), config, "exports/albert_tiny")
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import keras
+from absl import logging
+
+from albert_tf.config import AlbertConfig
+from albert_tf.export.loading import HubEncoder, export_spm_model, load_export_config
+from albert_tf.tokenization import FullTokenizer
+
+ModelBuilder = Callable[[AlbertConfig, "keras.layers.Layer | None"], keras.Model]
+
+
+class ModelSourceError(ValueError):
+    """Neither a config nor an export, or an export without what is needed (one line)."""
+
+
+def task_config(albert_config_file: str | None, hub_handle: str | None) -> AlbertConfig:
+    """The model's config: the export's asset when a handle is given, else the file."""
+    if hub_handle:
+        config = load_export_config(hub_handle)
+        if albert_config_file:
+            logging.info("Using the config stored in %s (ignoring --albert_config_file=%s)",
+                         hub_handle, albert_config_file)
+        return config
+    if not albert_config_file:
+        raise ModelSourceError("albert_config_file is required unless albert_hub_module_handle is set")
+    return AlbertConfig.from_json_file(albert_config_file)
+
+
+def task_tokenizer(vocab_file: str | None, spm_model_file: str | None, do_lower_case: bool,
+                   hub_handle: str | None = None) -> FullTokenizer:
+    """FullTokenizer from the flags; with only a handle, from the export's SentencePiece asset."""
+    if hub_handle and not vocab_file:
+        spm_model_file = export_spm_model(hub_handle, spm_model_file)
+    if not spm_model_file and not vocab_file:
+        raise ModelSourceError("spm_model_file (SentencePiece) or vocab_file (WordPiece) is required")
+    return FullTokenizer(vocab_file, do_lower_case, spm_model_file)
+
+
+def task_model_fn(build: ModelBuilder, config: AlbertConfig,
+                  hub_handle: str | None = None) -> Callable[[], keras.Model]:
+    """() → the task model: `build(config, None)`, or `build(config, HubEncoder(handle))`."""
+    if not hub_handle:
+        return lambda: build(config, None)
+
+    def from_export() -> keras.Model:
+        encoder = HubEncoder(hub_handle, name="encoder")
+        model = build(config, encoder)
+        logging.info("Initial weights: all %d encoder variables from the export %s; the task "
+                     "head starts from its initialiser", len(encoder.weights), hub_handle)
+        return model
+
+    return from_export

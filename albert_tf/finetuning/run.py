@@ -1,0 +1,191 @@
+"""The phases every fine-tuning script shares, around the one training loop (spec §8.6, §10.4).
+
+A task subclasses `FineTuningRun` and supplies its model, objective, datasets and
+`evaluate_current`; this class builds the `Trainer`, warm-starts it (`--init_checkpoint`,
+logging what was restored), trains while evaluating each checkpoint as it is saved, evaluates
+the checkpoints not evaluated yet keeping the best as `model.ckpt-best` (GLUE's
+`CheckpointEvaluator`), and loads the best (else the newest, else the initial weights) to
+predict — the original's eval/predict loop of run_classifier and run_race.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import math
+import os
+from typing import Any, Callable, Mapping
+
+import keras
+import tensorflow as tf
+from absl import logging
+
+from albert_tf.glue.checkpoint_eval import BEST_PREFIX, CheckpointEvaluator, numbered_checkpoints
+from albert_tf.glue.modeling import RestoreReport, restore_initial_weights
+from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
+from albert_tf.training.summaries import write_scalars
+
+
+class FineTuningError(ValueError):
+    """Inconsistent options or nothing to work with (one line, no traceback in the scripts)."""
+
+
+@dataclasses.dataclass(kw_only=True)
+class FineTuningOptions:
+    """The flags every fine-tuning script has: the original's common ones plus the loop's."""
+
+    output_dir: str
+    init_checkpoint: str | None = None
+    albert_hub_module_handle: str | None = None
+    do_train: bool = False
+    do_eval: bool = False
+    do_predict: bool = False
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    predict_batch_size: int = 8
+    learning_rate: float = 5e-5
+    train_step: int = 1000
+    warmup_step: int = 0
+    save_checkpoints_steps: int = 1000
+    iterations_per_loop: int = 1000
+    # The training loop's shared flags.
+    log_steps: int = 100
+    gradient_accumulation_steps: int = 1
+    jit_compile: bool = False
+    dtype: str = "float32"
+    seed: int | None = None
+
+
+class EvaluateOnSave(Callback):
+    """Evaluates each checkpoint as the loop writes it (its weights are the live ones)."""
+
+    def __init__(self, evaluator: CheckpointEvaluator, results: list):
+        self.evaluator = evaluator
+        self.results = results
+
+    def on_checkpoint(self, step: int, path: str | None) -> None:
+        if path and step > self.evaluator.last_step:
+            self.results.append(self.evaluator.evaluate(step, path, restore=False))
+
+
+class FineTuningRun(abc.ABC):
+    """One fine-tuning invocation: trainer, evaluator, and the train/evaluate/predict phases.
+
+    Subclasses call `setup(model_fn, objective, metric_key, ...)` once their inputs are
+    ready, and implement `evaluate_current(step)` (metrics of the model's current weights).
+    """
+
+    opts: FineTuningOptions
+    trainer: Trainer
+    evaluator: CheckpointEvaluator
+
+    def __init__(self, opts: FineTuningOptions, strategy: tf.distribute.Strategy | None = None):
+        self.opts = opts
+        self.strategy = strategy or tf.distribute.get_strategy()
+        self.restore_report: RestoreReport | None = None
+        self.eval_results: list[dict[str, Any]] = []
+        self._eval_writer = None
+
+    # ----- construction -----
+    def setup(self, model_fn: Callable[[], keras.Model], objective: Objective, metric_key: str,
+              optimizer_name: str = "adamw", keep_checkpoint_max: int = 5) -> None:
+        """Builds the Trainer (AdamW/LAMB with the original's schedule) and the evaluator."""
+        opts = self.opts
+        loop_config = LoopConfig(
+            output_dir=opts.output_dir, num_train_steps=opts.train_step if opts.do_train else 0,
+            train_batch_size=opts.train_batch_size,
+            iterations_per_loop=min(opts.iterations_per_loop, opts.save_checkpoints_steps),
+            save_checkpoints_steps=opts.save_checkpoints_steps,
+            keep_checkpoint_max=keep_checkpoint_max, log_steps=opts.log_steps,
+            gradient_accumulation_steps=opts.gradient_accumulation_steps,
+            jit_compile=opts.jit_compile, dtype=opts.dtype)
+        optimizer_fn = None
+        if opts.do_train:
+            def optimizer_fn():
+                return create_optimizer(optimizer_name, opts.learning_rate, opts.train_step,
+                                        opts.warmup_step)
+        init_fn = self.warm_start if opts.init_checkpoint else None
+        self.trainer = Trainer(model_fn, objective, loop_config, optimizer_fn, self.strategy,
+                               init_fn=init_fn)
+        self.evaluator = CheckpointEvaluator(opts.output_dir, metric_key, self.evaluate_current,
+                                             self.trainer.restore_model)
+
+    def warm_start(self, model: keras.Model) -> None:
+        """--init_checkpoint (original TF1 or ours): every encoder variable must be restored."""
+        self.restore_report = restore_initial_weights(model, self.opts.init_checkpoint)
+
+    def load_initial_weights(self) -> None:
+        if self.opts.init_checkpoint:
+            self.warm_start(self.trainer.model)
+        else:
+            logging.info("Using the weights of %s", self.opts.albert_hub_module_handle)
+
+    @property
+    def has_initial_weights(self) -> bool:
+        return bool(self.opts.init_checkpoint or self.opts.albert_hub_module_handle)
+
+    # ----- evaluation -----
+    @abc.abstractmethod
+    def evaluate_current(self, step: int) -> dict[str, float]:
+        """Metrics of the model's current weights on the eval set."""
+
+    def report(self, title: str, step: int, results: Mapping[str, float],
+               summary_dir: str | None = "eval") -> None:
+        """Logs the results and writes them as TensorBoard scalars under output_dir/summary_dir."""
+        logging.info("***** %s at step %d *****", title, step)
+        for key in sorted(results):
+            logging.info("  %s = %s", key, results[key])
+        if summary_dir and self.trainer.is_chief:
+            if self._eval_writer is None:
+                self._eval_writer = tf.summary.create_file_writer(
+                    os.path.join(self.opts.output_dir, summary_dir))
+            write_scalars(self._eval_writer, step, {k: v for k, v in results.items()
+                                                    if isinstance(v, float) and not math.isnan(v)})
+            self._eval_writer.flush()
+
+    # ----- phases -----
+    def train(self, dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset]
+              ) -> dict[str, float]:
+        """Trains `train_step` steps; with do_eval each saved checkpoint is evaluated."""
+        if not self.has_initial_weights:
+            logging.warning("No --init_checkpoint or --albert_hub_module_handle: the encoder "
+                            "starts from random initialisation (expected only for tests)")
+        if self.opts.do_eval:
+            self.trainer.callbacks.append(EvaluateOnSave(self.evaluator, self.eval_results))
+        return self.trainer.train(dataset_fn)
+
+    def evaluate(self) -> None:
+        """Evaluates every checkpoint not evaluated yet (or the initial weights if none)."""
+        if self.evaluator.pending():
+            self.eval_results += self.evaluator.evaluate_pending()
+        elif self.evaluator.best_step is None:
+            if not self.has_initial_weights:
+                raise FineTuningError(f"nothing to evaluate: no model.ckpt-<step> in "
+                                      f"{self.opts.output_dir} and no --init_checkpoint")
+            self.load_initial_weights()
+            self.eval_results.append(self.evaluator.evaluate(0, None, restore=False))
+        else:
+            logging.info("Every checkpoint in %s was already evaluated", self.opts.output_dir)
+        if self.evaluator.best_step is not None:
+            logging.info("Best %s = %s at step %d (%s)", self.evaluator.metric_key,
+                         self.evaluator.best_value, self.evaluator.best_step,
+                         self.evaluator.best_path)
+
+    def load_best_weights(self) -> str:
+        """Loads model.ckpt-best, else the newest checkpoint, else the initial weights."""
+        best = os.path.join(self.opts.output_dir, BEST_PREFIX)
+        if tf.io.gfile.exists(best + ".index"):
+            self.trainer.restore_model(best)
+            return best
+        existing = numbered_checkpoints(self.opts.output_dir)
+        if existing:
+            logging.warning("No %s (run with --do_eval to select it); using the newest "
+                            "checkpoint %s", best, existing[-1][1])
+            self.trainer.restore_model(existing[-1][1])
+            return existing[-1][1]
+        if self.has_initial_weights:
+            logging.warning("No checkpoint in %s; using the initial weights", self.opts.output_dir)
+            self.load_initial_weights()
+            return self.opts.init_checkpoint or self.opts.albert_hub_module_handle
+        raise FineTuningError(f"no weights to use: no checkpoint in {self.opts.output_dir} and "
+                              "no --init_checkpoint")

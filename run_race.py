@@ -1,0 +1,121 @@
+"""RACE fine-tuning: train, evaluate every checkpoint, predict the test set.
+
+The original's run_race flags and defaults (spec §10.1), plus the training loop's shared
+flags (--distribution_strategy, --num_gpus, --dtype, --jit_compile,
+--gradient_accumulation_steps, --seed, --deterministic, --log_steps).
+
+    python run_race.py --data_dir=data --albert_config_file=albert_base/albert_config.json \
+        --spm_model_file=albert_base/30k-clean.model \
+        --init_checkpoint=albert_base/model.ckpt-best --output_dir=out/race \
+        --do_train --do_eval --do_predict --max_seq_length=512 --max_qa_length=128 \
+        --train_batch_size=32 --learning_rate=1e-5 --train_step=12000 --warmup_step=1000
+
+Data: data_dir/RACE/{train,dev,test}/{middle,high}/ in the official layout (one JSON article
+per *.txt) or the original's (all.txt, one article per line). --do_eval evaluates each saved
+checkpoint into output_dir/eval_results.txt (accuracy overall, middle, high) and keeps the
+best as model.ckpt-best; --do_predict writes output_dir/predictions.tsv (id, question index,
+letter) from it — test answers are optional — and predict_results.txt when they are present.
+Bad input stops the run with one line naming the file, and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from absl import app, flags, logging
+
+from albert_tf.training import flags as training_flags
+
+FLAGS = flags.FLAGS
+
+# ----- the original's flags (spec §10.1) -----
+flags.DEFINE_string("data_dir", None, "Directory holding RACE/{train,dev,test}/{middle,high}/.")
+flags.DEFINE_string("albert_config_file", None,
+                    "albert_config.json of the model; required unless --albert_hub_module_handle.")
+flags.DEFINE_enum("task_name", "race", ["race"], "The task (the only one).", case_sensitive=False)
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (ignored with --spm_model_file).")
+flags.DEFINE_string("train_file", None,
+                    "Training feature TFRecord cache, built when absent "
+                    "(default: output_dir/train.tf_record).")
+flags.DEFINE_string("eval_file", None,
+                    "Dev feature TFRecord cache (default: output_dir/eval.tf_record).")
+flags.DEFINE_string("predict_file", None,
+                    "Test feature TFRecord cache (default: output_dir/predict.tf_record; "
+                    "unused by the original, Q28).")
+flags.DEFINE_string("spm_model_file", None,
+                    "SentencePiece model; with --albert_hub_module_handle the export's is the "
+                    "default.")
+flags.DEFINE_string("output_dir", None, "Checkpoints, eval_results.txt, predictions.")
+flags.DEFINE_string("init_checkpoint", None,
+                    "Initial weights: an original TF1 checkpoint or one of ours (every encoder "
+                    "variable must be present; the log states the counts).")
+flags.DEFINE_string("albert_hub_module_handle", None,
+                    "An exported encoder SavedModel instead of config + checkpoint.")
+flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).")
+flags.DEFINE_float("dropout_prob", 0.1, "Dropout before the option-scoring layer.")
+flags.DEFINE_integer("max_seq_length", 512, "Length of each option's sequence.", lower_bound=4)
+flags.DEFINE_integer("max_qa_length", 128,
+                     "Question+option tokens kept (the last ones, Q29).", lower_bound=1)
+flags.DEFINE_integer("num_keep_checkpoint", 5, "Numbered checkpoints kept.", lower_bound=1)
+flags.DEFINE_bool("high_only", False, "Read only the high-school articles.")
+flags.DEFINE_bool("middle_only", False, "Read only the middle-school articles.")
+flags.DEFINE_bool("do_train", True, "Train.")
+flags.DEFINE_bool("do_eval", True, "Evaluate every saved checkpoint on dev; keep the best.")
+flags.DEFINE_bool("do_predict", False, "Predict the test set with the best checkpoint.")
+flags.DEFINE_integer("train_batch_size", 32, "Global training batch, in questions.", lower_bound=1)
+flags.DEFINE_integer("eval_batch_size", 8, "Eval batch, in questions.", lower_bound=1)
+flags.DEFINE_integer("predict_batch_size", 8, "Predict batch, in questions.", lower_bound=1)
+flags.DEFINE_float("learning_rate", 1e-5, "Peak learning rate (AdamW).")
+flags.DEFINE_integer("train_step", 12000, "Training steps (also the decay horizon).", lower_bound=0)
+flags.DEFINE_integer("warmup_step", 1000, "Linear warmup steps.", lower_bound=0)
+flags.DEFINE_integer("save_checkpoints_steps", 100, "Checkpoint every this many steps.",
+                     lower_bound=1)
+flags.DEFINE_integer("iterations_per_loop", 1000,
+                     "Steps per call of the compiled loop (at most save_checkpoints_steps).",
+                     lower_bound=1)
+training_flags.define_training_flags()
+training_flags.define_tpu_flags()
+flags.mark_flags_as_required(["data_dir", "output_dir"])
+flags.register_multi_flags_validator(
+    ["high_only", "middle_only"], lambda values: not (values["high_only"] and values["middle_only"]),
+    "--high_only and --middle_only exclude each other")
+
+_OPTION_FLAGS = (
+    "data_dir", "albert_config_file", "task_name", "vocab_file", "train_file", "eval_file",
+    "predict_file", "spm_model_file", "output_dir", "init_checkpoint",
+    "albert_hub_module_handle", "do_lower_case", "dropout_prob", "max_seq_length",
+    "max_qa_length", "num_keep_checkpoint", "high_only", "middle_only", "do_train", "do_eval",
+    "do_predict", "train_batch_size", "eval_batch_size", "predict_batch_size", "learning_rate",
+    "train_step", "warmup_step", "save_checkpoints_steps", "iterations_per_loop", "log_steps",
+    "gradient_accumulation_steps", "jit_compile", "dtype", "seed")
+
+
+def run():
+    """FLAGS → RaceRunOptions → albert_tf.race.runner.run."""
+    from albert_tf.race.runner import RaceRunOptions, run as run_race
+
+    options = RaceRunOptions(**{name: FLAGS[name].value for name in _OPTION_FLAGS})
+    strategy = training_flags.setup_from_flags(FLAGS)
+    return run_race(options, strategy)
+
+
+def main(argv: Sequence[str]) -> None:
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    from albert_tf import ConfigError
+    from albert_tf.checkpoints import CheckpointMismatchError
+    from albert_tf.tokenization import TokenizerError
+    from albert_tf.training import NonFiniteLossError
+
+    try:
+        run()
+    except (ConfigError, CheckpointMismatchError, TokenizerError, NonFiniteLossError,
+            NotImplementedError, FileNotFoundError, ValueError) as e:
+        logging.debug("traceback", exc_info=True)
+        print(f"run_race: error: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    app.run(main)
