@@ -27,6 +27,7 @@ from tests.training import processes
 SEQ = 64
 PRETRAIN_STEPS = 1500
 FINETUNE_STEPS = 400
+RESULTS: dict = {}  # the pretrained fine-tune's dev results, shared with the export test
 
 
 @pytest.fixture(scope="module")
@@ -69,12 +70,13 @@ def pretrained_checkpoint(learning_run) -> str:
     return checkpoint
 
 
-def finetune(learning_run, name, init_checkpoint=None):
+def finetune(learning_run, name, init_checkpoint=None, hub_handle=None):
     root, config, data, spm_model, _ = learning_run
     keras.utils.set_random_seed(1)
     result = run(GlueRunOptions(
         data_dir=data, task_name="mrpc", output_dir=str(root / name), cached_dir=str(root / "cache"),
-        albert_config_file=config, spm_model_file=spm_model, init_checkpoint=init_checkpoint,
+        albert_config_file=None if hub_handle else config, spm_model_file=None if hub_handle else spm_model,
+        init_checkpoint=init_checkpoint, albert_hub_module_handle=hub_handle,
         max_seq_length=SEQ, do_train=True, do_eval=True, train_batch_size=32, eval_batch_size=100,
         learning_rate=3e-4, warmup_step=FINETUNE_STEPS // 10, train_step=FINETUNE_STEPS,
         save_checkpoints_steps=FINETUNE_STEPS, log_steps=FINETUNE_STEPS, seed=1))
@@ -94,3 +96,24 @@ def test_pretrained_init_learns_the_corpus_task_and_beats_random_init(learning_r
     assert pretrained["eval_accuracy"] >= 0.8
     assert pretrained["eval_accuracy"] > scratch["eval_accuracy"]
     assert pretrained["eval_loss"] < scratch["eval_loss"]
+    RESULTS["pretrained"] = pretrained
+
+
+def test_fine_tuning_an_export_matches_its_checkpoint(learning_run, caplog):
+    """Issue [7/8] item 5: the export of the pretrained checkpoint fine-tunes to the same dev
+    accuracy (±1 point) as the checkpoint itself."""
+    from albert_tf import AlbertConfig
+    from albert_tf.export_tfhub import export_encoder
+
+    root, config, _, spm_model, _ = learning_run
+    checkpoint = pretrained_checkpoint(learning_run)
+    handle = export_encoder(AlbertConfig.from_json_file(config), checkpoint, str(root / "export"),
+                            spm_model, do_lower_case=True, with_mlm=False)
+    if "pretrained" not in RESULTS:
+        RESULTS["pretrained"] = finetune(learning_run, "from_pretrained", init_checkpoint=checkpoint)[1]
+    with caplog.at_level(logging.INFO, logger="absl"):
+        _, from_export = finetune(learning_run, "from_export", hub_handle=handle)
+    assert "will be fine-tuned" in caplog.text
+    print(f"\nfrom the export: accuracy {from_export['eval_accuracy']:.4f}; from the checkpoint: "
+          f"{RESULTS['pretrained']['eval_accuracy']:.4f}")
+    assert abs(from_export["eval_accuracy"] - RESULTS["pretrained"]["eval_accuracy"]) <= 0.01

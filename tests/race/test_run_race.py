@@ -136,7 +136,7 @@ def test_predict_without_labels_from_our_checkpoint(trained, config_file, spm_mo
     options = _options(output_dir, data_dir=data_dir, albert_config_file=config_file,
                        spm_model_file=spm_model, do_train=False, do_eval=False, do_predict=True,
                        init_checkpoint=str(source_dir / "model.ckpt-best"))
-    with caplog.at_level("INFO"):
+    with caplog.at_level("INFO", logger="absl"):
         result = run(options)
     report = result.restore_report
     assert report.kind == "albert-tf"
@@ -154,7 +154,7 @@ def test_eval_only_from_an_original_checkpoint(config_file, spm_model, tmp_path,
     encoder = AlbertEncoder(config)
     encoder({k: np.zeros((1, 4), np.int32) for k in ("input_word_ids", "input_mask", "input_type_ids")})
     init = checkpoints.save_original_checkpoint(encoder, str(tmp_path / "init" / "model.ckpt"))
-    with caplog.at_level("INFO"):
+    with caplog.at_level("INFO", logger="absl"):
         result = run(_options(tmp_path / "out", albert_config_file=config_file,
                               spm_model_file=spm_model, do_train=False, init_checkpoint=init,
                               middle_only=True))
