@@ -26,45 +26,45 @@ test: $(STAMP)
 # The main job on the built-in corpus, one real command per step (see README "make demo").
 D := $(DEMO_DIR)
 DEMO_CONFIG ?= configs/demo_albert_config.json
-PRETRAIN_STEPS ?= 1000
-FINETUNE_STEPS ?= 300
+PRETRAIN_STEPS ?= 2000
+FINETUNE_STEPS ?= 400
 demo: $(STAMP)
 	rm -rf $(D) && mkdir -p $(D)
 	# 1. corpus → SentencePiece → pretraining TFRecords
 	$(PY) -m albert_tf.corpus.build --output=$(D)/corpus.txt
-	$(PY) -m albert_tf.train_sentencepiece --input=$(D)/corpus.txt --model_prefix=$(D)/spm --vocab_size=4000
+	$(PY) -m albert_tf.train_sentencepiece --input=$(D)/corpus.txt --model_prefix=$(D)/spm --vocab_size=1000
 	$(PY) -m albert_tf.create_pretraining_data --input_file=$(D)/corpus.txt --output_file=$(D)/pretrain.tfrecord \
-	  --spm_model_file=$(D)/spm.model --max_seq_length=128 --max_predictions_per_seq=20 --dupe_factor=5
+	  --spm_model_file=$(D)/spm.model --max_seq_length=64 --max_predictions_per_seq=10 --dupe_factor=2
 	# 2. pretrain a small ALBERT (MLM + SOP, LAMB); curves in TensorBoard under $(D)/pretrain
 	$(PY) run_pretraining.py --albert_config_file=$(DEMO_CONFIG) --input_file=$(D)/pretrain.tfrecord \
-	  --output_dir=$(D)/pretrain --max_seq_length=128 --max_predictions_per_seq=20 --train_batch_size=32 \
-	  --num_train_steps=$(PRETRAIN_STEPS) --num_warmup_steps=100 --learning_rate=0.004 \
-	  --save_checkpoints_steps=$(PRETRAIN_STEPS) --iterations_per_loop=50 --log_steps=50 \
+	  --output_dir=$(D)/pretrain --max_seq_length=64 --max_predictions_per_seq=10 --train_batch_size=64 \
+	  --num_train_steps=$(PRETRAIN_STEPS) --num_warmup_steps=200 --learning_rate=2e-3 --seed=1 \
+	  --save_checkpoints_steps=$(PRETRAIN_STEPS) --iterations_per_loop=100 --log_steps=100 \
 	  --do_eval --eval_batch_size=64 --max_eval_steps=20
 	# 3. fine-tune on the GLUE-format corpus task, from the pretrained checkpoint and from random init
 	$(PY) -m albert_tf.glue.make_corpus_task --output_dir=$(D)/glue --corpus=$(D)/corpus.txt \
-	  --num_train=4000 --num_dev=400 --num_test=100
+	  --num_train=8000 --num_dev=400 --num_test=100
 	$(PY) run_classifier.py --task_name=MRPC --data_dir=$(D)/glue --output_dir=$(D)/mrpc_pretrained \
 	  --albert_config_file=$(DEMO_CONFIG) --spm_model_file=$(D)/spm.model --init_checkpoint=$(D)/pretrain \
-	  --max_seq_length=128 --do_train --do_eval --train_batch_size=32 --eval_batch_size=100 \
-	  --learning_rate=1e-4 --train_step=$(FINETUNE_STEPS) --warmup_step=30 \
+	  --max_seq_length=64 --do_train --do_eval --train_batch_size=32 --eval_batch_size=100 \
+	  --learning_rate=3e-4 --train_step=$(FINETUNE_STEPS) --warmup_step=40 \
 	  --save_checkpoints_steps=$(FINETUNE_STEPS) --log_steps=100 --seed=1
 	$(PY) run_classifier.py --task_name=MRPC --data_dir=$(D)/glue --output_dir=$(D)/mrpc_random_init \
 	  --albert_config_file=$(DEMO_CONFIG) --spm_model_file=$(D)/spm.model \
-	  --max_seq_length=128 --do_train --do_eval --train_batch_size=32 --eval_batch_size=100 \
-	  --learning_rate=1e-4 --train_step=$(FINETUNE_STEPS) --warmup_step=30 \
+	  --max_seq_length=64 --do_train --do_eval --train_batch_size=32 --eval_batch_size=100 \
+	  --learning_rate=3e-4 --train_step=$(FINETUNE_STEPS) --warmup_step=40 \
 	  --save_checkpoints_steps=$(FINETUNE_STEPS) --log_steps=100 --seed=1
 	$(PY) -m albert_tf.compare_runs --metric=eval_accuracy \
 	  --runs="fine-tuned from pretraining=$(D)/mrpc_pretrained,same model from random init=$(D)/mrpc_random_init"
 	# 4. export encoder + preprocessing SavedModels, reload them, classify raw sentence pairs
 	$(PY) -m albert_tf.export_tfhub --albert_config_file=$(DEMO_CONFIG) \
 	  --checkpoint=$(D)/mrpc_pretrained/model.ckpt-best --spm_model_file=$(D)/spm.model \
-	  --export_path=$(D)/export/encoder --preprocess_export_path=$(D)/export/preprocess --seq_length=128
+	  --export_path=$(D)/export/encoder --preprocess_export_path=$(D)/export/preprocess --seq_length=64
 	$(PY) -m albert_tf.classify_with_exports --preprocess_export=$(D)/export/preprocess \
 	  --encoder_export=$(D)/export/encoder --classifier_checkpoint=$(D)/mrpc_pretrained/model.ckpt-best \
-	  --pairs_file=$(D)/glue/MRPC/dev.tsv --num_examples=8
+	  --pairs_file=$(D)/glue/MRPC/dev.tsv --num_examples=8 --seq_length=64
 	# 5. training curves (loss, MLM and SOP accuracy against step) as a PNG
-	$(PY) -m albert_tf.plot_curves --log_dir=$(D)/pretrain --output=$(D)/pretraining_curves.png
+	$(PY) -m albert_tf.plot_curves --event_dir=$(D)/pretrain --output=$(D)/pretraining_curves.png
 
 clean:
 	rm -rf $(VENV) $(DEMO_DIR)

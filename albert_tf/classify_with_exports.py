@@ -16,6 +16,7 @@ import csv
 
 import numpy as np
 import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the preprocessing export's ops)
 from absl import app, flags
 
 from albert_tf.checkpoints import resolve_checkpoint_path

@@ -1,8 +1,8 @@
 """Plots training curves from the TensorBoard event files a run wrote, into one PNG.
 
-    python -m albert_tf.plot_curves --log_dir=out/pretrain --output=out/curves.png
+    python -m albert_tf.plot_curves --event_dir=out/pretrain --output=out/curves.png
 
-Reads every scalar under `log_dir` (train and eval writers) and draws the chosen tags
+Reads every scalar under `--event_dir` (train and eval writers) and draws the chosen tags
 against the step: by default the total loss and the MLM and SOP accuracies.
 """
 
@@ -16,11 +16,11 @@ import tensorflow as tf
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("log_dir", None, "Directory holding event files (searched recursively).")
+flags.DEFINE_string("event_dir", None, "Directory holding TensorBoard event files (searched recursively).")
 flags.DEFINE_string("output", None, "PNG file to write.")
 flags.DEFINE_list("tags", ["loss", "masked_lm_accuracy", "sentence_order_accuracy"],
                   "Scalar tags to plot, one panel each.")
-flags.mark_flags_as_required(["log_dir", "output"])
+flags.mark_flags_as_required(["event_dir", "output"])
 
 
 def read_scalars(log_dir: str) -> dict[str, dict[str, list[tuple[int, float]]]]:
@@ -77,8 +77,8 @@ def plot(scalars: dict, tags: list[str], output: str, title: str = "") -> list[s
 
 def main(argv: list[str]) -> None:
     del argv
-    scalars = read_scalars(FLAGS.log_dir)
-    found = plot(scalars, FLAGS.tags, FLAGS.output, title=os.path.basename(os.path.normpath(FLAGS.log_dir)))
+    scalars = read_scalars(FLAGS.event_dir)
+    found = plot(scalars, FLAGS.tags, FLAGS.output, title=os.path.basename(os.path.normpath(FLAGS.event_dir)))
     print(f"wrote {FLAGS.output} ({', '.join(found)})")
 
 
