@@ -18,11 +18,11 @@ with one line naming the file and line, and a non-zero exit.
 
 from __future__ import annotations
 
-import sys
 from typing import Sequence
 
-from absl import app, flags, logging
+from absl import app, flags
 
+from albert_tf import cli
 from albert_tf.glue.tasks import TASK_NAMES
 from albert_tf.training import flags as training_flags
 from albert_tf.training.choices import OPTIMIZER_NAMES
@@ -88,26 +88,11 @@ def run():
     """FLAGS → GlueRunOptions → albert_tf.glue.runner.run."""
     from albert_tf.glue.runner import GlueRunOptions, run as run_glue
 
-    options = GlueRunOptions(**{name: FLAGS[name].value for name in _OPTION_FLAGS})
-    strategy = training_flags.setup_from_flags(FLAGS)
-    return run_glue(options, strategy)
+    return cli.run_from_flags(GlueRunOptions, run_glue, _OPTION_FLAGS)
 
 
 def main(argv: Sequence[str]) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    from albert_tf import ConfigError
-    from albert_tf.checkpoints import CheckpointMismatchError
-    from albert_tf.tokenization import TokenizerError
-    from albert_tf.training import NonFiniteLossError
-
-    try:
-        run()
-    except (ConfigError, CheckpointMismatchError, TokenizerError, NonFiniteLossError,
-            NotImplementedError, FileNotFoundError, ValueError) as e:
-        logging.debug("traceback", exc_info=True)
-        print(f"run_classifier: error: {e}", file=sys.stderr)
-        sys.exit(1)
+    cli.run_script("run_classifier", argv, run)
 
 
 if __name__ == "__main__":

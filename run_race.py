@@ -20,11 +20,11 @@ Bad input stops the run with one line naming the file, and a non-zero exit.
 
 from __future__ import annotations
 
-import sys
 from typing import Sequence
 
-from absl import app, flags, logging
+from absl import app, flags
 
+from albert_tf import cli
 from albert_tf.training import flags as training_flags
 
 FLAGS = flags.FLAGS
@@ -95,26 +95,11 @@ def run():
     """FLAGS → RaceRunOptions → albert_tf.race.runner.run."""
     from albert_tf.race.runner import RaceRunOptions, run as run_race
 
-    options = RaceRunOptions(**{name: FLAGS[name].value for name in _OPTION_FLAGS})
-    strategy = training_flags.setup_from_flags(FLAGS)
-    return run_race(options, strategy)
+    return cli.run_from_flags(RaceRunOptions, run_race, _OPTION_FLAGS)
 
 
 def main(argv: Sequence[str]) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    from albert_tf import ConfigError
-    from albert_tf.checkpoints import CheckpointMismatchError
-    from albert_tf.tokenization import TokenizerError
-    from albert_tf.training import NonFiniteLossError
-
-    try:
-        run()
-    except (ConfigError, CheckpointMismatchError, TokenizerError, NonFiniteLossError,
-            NotImplementedError, FileNotFoundError, ValueError) as e:
-        logging.debug("traceback", exc_info=True)
-        print(f"run_race: error: {e}", file=sys.stderr)
-        sys.exit(1)
+    cli.run_script("run_race", argv, run)
 
 
 if __name__ == "__main__":

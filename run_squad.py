@@ -19,11 +19,11 @@ non-zero exit; skipped questions are counted and listed at the end.
 
 from __future__ import annotations
 
-import sys
 from typing import Sequence
 
-from absl import app, flags, logging
+from absl import app, flags
 
+from albert_tf import cli
 from albert_tf.training import flags as training_flags
 
 FLAGS = flags.FLAGS
@@ -99,26 +99,11 @@ def run():
 
     if FLAGS.export_dir:
         raise NotImplementedError("--export_dir (v1 SavedModel/TFLite export) is not implemented")
-    options = SquadRunOptions(**{name: FLAGS[name].value for name in _OPTION_FLAGS})
-    strategy = training_flags.setup_from_flags(FLAGS)
-    return run_squad(options, strategy)
+    return cli.run_from_flags(SquadRunOptions, run_squad, _OPTION_FLAGS)
 
 
 def main(argv: Sequence[str]) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    from albert_tf import ConfigError
-    from albert_tf.checkpoints import CheckpointMismatchError
-    from albert_tf.tokenization import TokenizerError
-    from albert_tf.training import NonFiniteLossError
-
-    try:
-        run()
-    except (ConfigError, CheckpointMismatchError, TokenizerError, NonFiniteLossError,
-            NotImplementedError, FileNotFoundError, ValueError) as e:
-        logging.debug("traceback", exc_info=True)
-        print(f"run_squad: error: {e}", file=sys.stderr)
-        sys.exit(1)
+    cli.run_script("run_squad", argv, run)
 
 
 if __name__ == "__main__":

@@ -91,11 +91,8 @@ def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: st
         logging.warning("No --checkpoint: exporting randomly initialised weights")
     staging = _staged(export_path)
     try:
-        with tempfile.TemporaryDirectory() as scratch:
-            config_file = os.path.join(scratch, "albert_config.json")
-            config.to_json_file(config_file)
-            save_encoder_export(pretrainer.encoder, staging, spm_model_file, config_file,
-                                do_lower_case, pretrainer if with_mlm else None)
+        save_encoder_export(pretrainer.encoder, staging, spm_model_file, do_lower_case,
+                            pretrainer if with_mlm else None)
         diff = _check_encoder_export(staging, pretrainer, with_mlm)
         if not diff <= TOLERANCE:
             raise ExportError(f"{export_path}: reloaded export differs from the model by {diff:.3g}")

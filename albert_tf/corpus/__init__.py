@@ -16,10 +16,12 @@ import dataclasses
 import os
 import tempfile
 
+from albert_tf.corpus.documents import read_documents
 from albert_tf.corpus.stdlib_text import iter_documents
 from albert_tf.data.tfrecord_io import publish
 
-__all__ = ["CorpusStats", "build_corpus", "iter_documents", "tiny_assets", "train_tiny_spm"]
+__all__ = ["CorpusStats", "build_corpus", "iter_documents", "read_documents", "tiny_assets",
+           "train_tiny_spm"]
 
 
 @dataclasses.dataclass(frozen=True)

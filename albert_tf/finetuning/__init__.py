@@ -6,6 +6,10 @@
 * `objective` — softmax cross-entropy objective with accuracy, and its numpy twins.
 * `model_source` — config, tokenizer and model from `--albert_config_file` or an encoder
   export (`--albert_hub_module_handle`).
+* `checkpoint_eval` — evaluate each saved checkpoint once, keep the best as
+  `model.ckpt-best` (spec §8.6).
+* `inference` — `Predictor`: a model's outputs over a whole dataset, in order, on any strategy.
+* `warm_start` — `--init_checkpoint` into a task model, every encoder variable required.
 * `run` — the phases every fine-tuning script shares: train (evaluating each checkpoint as
   it is saved), evaluate pending checkpoints keeping the best, load the best to predict.
 

@@ -28,6 +28,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.data.tfrecord_io import publish
+from albert_tf.tokenization import FullTokenizer
 
 
 class FeatureCacheError(ValueError):
@@ -46,6 +47,20 @@ def digest(*parts: str | bytes) -> str:
         data = part.encode("utf-8") if isinstance(part, str) else part
         hasher.update(len(data).to_bytes(8, "little") + data)
     return hasher.hexdigest()[:16]
+
+
+def tokenizer_fingerprint(tokenizer: FullTokenizer) -> str:
+    """A digest of everything that decides the tokens: the SentencePiece model (or the
+    WordPiece vocabulary), the lower-casing setting and the digit-comma rule."""
+    hasher = hashlib.sha256()
+    if tokenizer.sp_model is not None:
+        hasher.update(b"spm\0" + tokenizer.sp_model.serialized_model_proto())
+    else:
+        hasher.update(b"wordpiece\0")
+        for piece, index in sorted(tokenizer.vocab.items(), key=lambda item: item[1]):
+            hasher.update(f"{index}\t{piece}\n".encode("utf-8"))
+    hasher.update(f"\0{tokenizer.do_lower_case}\0{tokenizer.comma_rule}".encode())
+    return hasher.hexdigest()
 
 
 def read_settings(record_path: str) -> dict[str, Any] | None:

@@ -1,9 +1,9 @@
 """Model outputs for every example of a finite dataset, in order, on any strategy.
 
-The training loop's `Trainer.evaluate` streams Keras metrics; GLUE also needs the outputs
-themselves (Spearman ranks, prediction files), so this runs the model once over the data
-and gathers the logits and labels to the host. It is task-independent (SQuAD/RACE could use
-it too) and a candidate for `Trainer.predict`.
+The training loop's `Trainer.evaluate` streams Keras metrics; GLUE and RACE also need the
+outputs themselves (Spearman ranks, per-level accuracy, prediction files), so this runs the
+model once over the data and gathers the logits and labels to the host. It is
+task-independent and a candidate for `Trainer.predict`.
 
 Example:
     >>> predictor = Predictor(trainer.model, trainer.strategy)

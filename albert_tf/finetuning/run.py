@@ -3,9 +3,9 @@
 A task subclasses `FineTuningRun` and supplies its model, objective, datasets and
 `evaluate_current`; this class builds the `Trainer`, warm-starts it (`--init_checkpoint`,
 logging what was restored), trains while evaluating each checkpoint as it is saved, evaluates
-the checkpoints not evaluated yet keeping the best as `model.ckpt-best` (GLUE's
-`CheckpointEvaluator`), and loads the best (else the newest, else the initial weights) to
-predict — the original's eval/predict loop of run_classifier and run_race.
+the checkpoints not evaluated yet keeping the best as `model.ckpt-best`
+(`checkpoint_eval.CheckpointEvaluator`), and loads the best (else the newest, else the initial
+weights) to predict — the original's eval/predict loop of run_classifier and run_race.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.glue.checkpoint_eval import BEST_PREFIX, CheckpointEvaluator, numbered_checkpoints
-from albert_tf.glue.modeling import RestoreReport, restore_initial_weights
+from albert_tf.finetuning.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator,
+                                                  numbered_checkpoints)
+from albert_tf.finetuning.warm_start import RestoreReport, restore_initial_weights
 from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
 from albert_tf.training.summaries import write_scalars
 
@@ -85,6 +86,7 @@ class FineTuningRun(abc.ABC):
         self.restore_report: RestoreReport | None = None
         self.eval_results: list[dict[str, Any]] = []
         self._eval_writer = None
+        self._initial_weights_loaded = False
 
     # ----- construction -----
     def setup(self, model_fn: Callable[[], keras.Model], objective: Objective, metric_key: str,
@@ -115,10 +117,14 @@ class FineTuningRun(abc.ABC):
         self.restore_report = restore_initial_weights(model, self.opts.init_checkpoint)
 
     def load_initial_weights(self) -> None:
+        """--init_checkpoint (or the export's weights) into the model, once per run."""
+        if self._initial_weights_loaded:
+            return
         if self.opts.init_checkpoint:
             self.warm_start(self.trainer.model)
         else:
             logging.info("Using the weights of %s", self.opts.albert_hub_module_handle)
+        self._initial_weights_loaded = True
 
     @property
     def has_initial_weights(self) -> bool:

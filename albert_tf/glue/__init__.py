@@ -2,9 +2,10 @@
 
 The TensorFlow-free parts (tasks, TSV, features, metrics, submission) import eagerly. Imported
 on demand: `runner` (`run(GlueRunOptions(...))`, behind run_classifier.py), `records` (feature
-TFRecords and their cache), `modeling` (head, loss, warm start), `checkpoint_eval`,
-`inference`, `export`, and `corpus_task` (a learnable MRPC-format task from the built-in
-corpus; CLI: `python -m albert_tf.glue.make_corpus_task`).
+TFRecords and their cache), `modeling` (classifier and loss), `export`, and `corpus_task` (a
+learnable MRPC-format task from the built-in corpus; CLI: `python -m
+albert_tf.glue.make_corpus_task`). The task-independent plumbing (checkpoint evaluation,
+inference, warm start, the run phases) is `albert_tf.finetuning`.
 
 Example:
     >>> from albert_tf.glue import get_task, GlueProcessor, glue_metrics

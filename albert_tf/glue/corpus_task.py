@@ -24,32 +24,10 @@ from typing import Sequence
 
 from absl import logging
 
+from albert_tf.corpus.documents import read_documents
+
 MRPC_HEADER = ("Quality", "#1 ID", "#2 ID", "#1 String", "#2 String")
 TEST_HEADER = ("index", "#1 ID", "#2 ID", "#1 String", "#2 String")
-
-
-def read_documents(path: str, min_words: int = 4, max_words: int = 40) -> list[list[str]]:
-    """Documents (lists of sentences) of a one-sentence-per-line, blank-line-separated file.
-
-    Sentences outside [min_words, max_words] split a document (so "next" stays literal)."""
-    documents, current = [], []
-
-    def close():
-        if len(current) >= 2:
-            documents.append(list(current))
-        current.clear()
-
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            sentence = " ".join(line.replace("\t", " ").split())
-            if not sentence:
-                close()
-            elif min_words <= len(sentence.split()) <= max_words:
-                current.append(sentence)
-            else:
-                close()
-    close()
-    return documents
 
 
 KINDS = ("paraphrase", "next_sentence")

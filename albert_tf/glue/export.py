@@ -18,7 +18,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.glue.records import FEATURE_TO_INPUT, INPUT_FEATURES
+from albert_tf.finetuning.records import FEATURE_TO_INPUT, INPUT_FEATURES
 
 
 class _ServingModule(tf.Module):

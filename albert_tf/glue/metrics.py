@@ -11,13 +11,15 @@
 
 `glue_metrics` gives the original's keys (spec §8.5: `eval_accuracy`, `eval_loss`,
 `matthew_corr`, `pearson`, `MSE`) plus GLUE's other official numbers (`f1` for MRPC/QQP,
-`spearman` for STS-B).
+`spearman` for STS-B). The classification loss is `finetuning.metrics.cross_entropy`,
+shared with RACE.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from albert_tf.finetuning.metrics import cross_entropy
 from albert_tf.glue.tasks import GlueTask
 
 F1_TASKS = ("mrpc", "qqp")
@@ -82,18 +84,11 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     return pearson(average_ranks(x), average_ranks(y))
 
 
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
 def per_example_loss(task: GlueTask, logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """The training loss per example (spec §8.4): cross-entropy, or squared error for STS-B."""
-    logits = np.asarray(logits, np.float64)
     if task.is_regression:
-        return (logits.reshape(-1) - np.asarray(labels, np.float64)) ** 2
-    labels = np.asarray(labels, np.int64)
-    return -_log_softmax(logits)[np.arange(len(labels)), labels]
+        return (np.asarray(logits, np.float64).reshape(-1) - np.asarray(labels, np.float64)) ** 2
+    return cross_entropy(logits, labels)
 
 
 def predictions_from_logits(task: GlueTask, logits: np.ndarray) -> np.ndarray:

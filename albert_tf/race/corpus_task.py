@@ -37,7 +37,7 @@ from typing import Any, Callable, Sequence
 
 from absl import logging
 
-from albert_tf.glue.corpus_task import read_documents
+from albert_tf.corpus.documents import read_documents
 from albert_tf.race.examples import ANSWER_LETTERS, LEVELS, NUM_OPTIONS
 
 KINDS = ("phrase", "next_sentence")

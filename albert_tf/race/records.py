@@ -13,8 +13,8 @@ from typing import Any, Callable
 import numpy as np
 
 from albert_tf.finetuning import feature_cache
+from albert_tf.finetuning.feature_cache import tokenizer_fingerprint
 from albert_tf.finetuning.records import feature_decoder, write_feature_records
-from albert_tf.glue.records import tokenizer_fingerprint
 from albert_tf.race.examples import NUM_OPTIONS, RaceSplit
 from albert_tf.race.features import RaceFeatures
 from albert_tf.tokenization import FullTokenizer

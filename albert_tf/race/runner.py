@@ -23,11 +23,11 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
+from albert_tf.finetuning.inference import Predictor
 from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
 from albert_tf.finetuning.objective import classification_objective
 from albert_tf.finetuning.records import eval_dataset, train_dataset_fn
 from albert_tf.finetuning.run import FineTuningError, FineTuningOptions, FineTuningRun
-from albert_tf.glue.inference import Predictor
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.race import records
 from albert_tf.race.examples import NUM_OPTIONS, RaceSplit, levels_to_read, read_race_split

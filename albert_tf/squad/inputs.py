@@ -11,9 +11,8 @@ from typing import Callable, Mapping
 
 import tensorflow as tf
 
-# Original record name → model input name.
-FEATURE_TO_INPUT = {"input_ids": "input_word_ids", "input_mask": "input_mask",
-                    "segment_ids": "input_type_ids"}
+from albert_tf.finetuning.records import FEATURE_TO_INPUT  # original record name → model input
+
 LABEL_NAMES = ("start_positions", "end_positions", "is_impossible")
 SHUFFLE_BUFFER = 100
 

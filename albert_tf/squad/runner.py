@@ -21,7 +21,8 @@ from absl import logging
 
 from albert_tf import checkpoints
 from albert_tf.config import AlbertConfig
-from albert_tf.glue.checkpoint_eval import CheckpointEvaluator
+from albert_tf.finetuning.checkpoint_eval import CheckpointEvaluator
+from albert_tf.finetuning.model_source import task_config, task_tokenizer
 from albert_tf.models.span_labeler import AlbertSpanLabeler
 from albert_tf.squad import feature_cache, inputs
 from albert_tf.squad.evaluate import evaluate_v1, evaluate_v2
@@ -32,8 +33,7 @@ from albert_tf.squad.objective import squad_objective
 from albert_tf.squad.postprocess import (NULL_THRESHOLD_RULES, SquadPredictions, postprocess,
                                          write_prediction_files)
 from albert_tf.squad.predict import predict_raw_results
-from albert_tf.export.loading import HubEncoder, export_spm_model, load_export_config
-from albert_tf.tokenization import FullTokenizer
+from albert_tf.export.loading import HubEncoder
 from albert_tf.training import LoopConfig, Trainer, create_optimizer
 from albert_tf.training.summaries import write_scalars
 
@@ -139,14 +139,12 @@ class SquadRun:
     def __init__(self, opts: SquadRunOptions, strategy: tf.distribute.Strategy | None = None):
         self.opts = opts
         _validate_sources(opts)
-        if opts.albert_hub_module_handle:  # the export carries its config and tokenizer
-            self.config = load_export_config(opts.albert_hub_module_handle)
-        else:
-            self.config = AlbertConfig.from_json_file(opts.albert_config_file)
+        # With --albert_hub_module_handle the export carries its config and tokenizer.
+        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle)
         _validate(opts, self.config)
         self.result = SquadRunResult()
-        self.tokenizer = FullTokenizer(opts.vocab_file, opts.do_lower_case,
-                                       export_spm_model(opts.albert_hub_module_handle, opts.spm_model_file))
+        self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
+                                        opts.albert_hub_module_handle)
         self.builder = FeatureBuilder(self.tokenizer, opts.max_seq_length, opts.doc_stride,
                                       opts.max_query_length, opts.do_lower_case)
         v2 = opts.version_2_with_negative

@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.checkpoints import CheckpointMismatchError, save_original_checkpoint
-from albert_tf.glue.modeling import restore_initial_weights
+from albert_tf.finetuning.warm_start import restore_initial_weights
 from albert_tf.models import AlbertClassifier, AlbertPretrainer
 from albert_tf.training.checkpointing import keyed_variables
 from tests.conftest import random_inputs, tiny_config
