@@ -79,9 +79,13 @@ class AttentionSublayer(keras.layers.Layer):
     def call(self, x, input_mask=None, training=None):
         shape = ops.shape(x)
         batch, seq = shape[0], shape[1]
-        q = self._split_heads(self.query(x), batch, seq)
-        k = self._split_heads(self.key(x), batch, seq)
-        v = self._split_heads(self.value(x), batch, seq)
+        # The dense layers see tokens as rows, [B·S, H]: on a rank-2 input TF's oneDNN
+        # rewrite fuses MatMul + bias (+ activation) into one kernel; on rank 3 Keras
+        # puts reshapes around the MatMul and the bias add runs as a separate pass.
+        tokens = ops.reshape(x, (-1, self.hidden_size))
+        q = self._split_heads(self.query(tokens), batch, seq)
+        k = self._split_heads(self.key(tokens), batch, seq)
+        v = self._split_heads(self.value(tokens), batch, seq)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))
         scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size))
         if input_mask is not None:
@@ -90,10 +94,10 @@ class AttentionSublayer(keras.layers.Layer):
         probs = ops.softmax(scores, axis=-1)  # float32 under any policy
         probs = self.probs_dropout(ops.cast(probs, self.compute_dtype), training=training)
         context = ops.matmul(probs, v)  # [B, N, S, D]
-        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (batch, seq, self.hidden_size))
+        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_size))
         out = self.output_dropout(self.output_dense(context), training=training)
-        out = self.layer_norm(ops.cast(out, "float32") + ops.cast(x, "float32"))
-        return ops.cast(out, self.compute_dtype)
+        out = self.layer_norm(ops.cast(out, "float32") + ops.cast(tokens, "float32"))
+        return ops.reshape(ops.cast(out, self.compute_dtype), shape)
 
 
     def get_config(self) -> dict[str, Any]:

@@ -50,9 +50,11 @@ class FeedForwardSublayer(keras.layers.Layer):
         self.built = True
 
     def call(self, x, training=None):
-        out = self.dropout(self.output_dense(self.intermediate(x)), training=training)
-        out = self.layer_norm(ops.cast(out, "float32") + ops.cast(x, "float32"))
-        return ops.cast(out, self.compute_dtype)
+        shape = ops.shape(x)
+        tokens = ops.reshape(x, (-1, self.hidden_size))  # rank 2: fused MatMul+bias+gelu, as attention
+        out = self.dropout(self.output_dense(self.intermediate(tokens)), training=training)
+        out = self.layer_norm(ops.cast(out, "float32") + ops.cast(tokens, "float32"))
+        return ops.reshape(ops.cast(out, self.compute_dtype), shape)
 
 
     def get_config(self) -> dict[str, Any]:
