@@ -99,7 +99,6 @@ class AttentionSublayer(keras.layers.Layer):
         out = self.layer_norm(ops.cast(out, "float32") + ops.cast(tokens, "float32"))
         return ops.reshape(ops.cast(out, self.compute_dtype), shape)
 
-
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(

@@ -96,7 +96,6 @@ class AlbertEmbedding(keras.layers.Layer):
         x = ops.cast(x, "float32")
         return ops.matmul(x, ops.transpose(self.word_embeddings))
 
-
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(

@@ -37,7 +37,6 @@ class Pooler(keras.layers.Layer):
     def call(self, sequence_output):
         return self.dense(sequence_output[:, 0, :])
 
-
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(hidden_size=self.hidden_size, initializer_range=self.initializer_range)
@@ -95,7 +94,6 @@ class MaskedLMHead(keras.layers.Layer):
             logits = ops.matmul(ops.cast(x, "float32"), ops.transpose(self.decoder))
         return logits + self.output_bias
 
-
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(vocab_size=self.vocab_size, hidden_size=self.hidden_size,
@@ -134,7 +132,6 @@ class ClassificationHead(keras.layers.Layer):
     def call(self, x, training=None):
         x = ops.cast(self.dropout(x, training=training), "float32")
         return ops.matmul(x, ops.transpose(self.output_weights)) + self.output_bias
-
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()

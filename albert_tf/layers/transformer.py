@@ -49,7 +49,6 @@ class TransformerBlock(keras.layers.Layer):
         x = self.attention(x, input_mask, training=training)
         return self.feed_forward(x, training=training)
 
-
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(self._block_config)
@@ -137,7 +136,6 @@ class SharedTransformerStack(keras.layers.Layer):
             x = self.feed_forward_layers[f](x, training=training)
             outputs.append(x)
         return outputs
-
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
