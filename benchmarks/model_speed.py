@@ -1,0 +1,478 @@
+"""ALBERT model speed: forward and pretraining train step, ours vs peers, vs matmul peak.
+
+Measures, for the ALBERT config of `--preset` (default albert_base_v2), batch × seq
+inputs and `--masked` MLM positions:
+
+  * encoder forward (inference) of `AlbertEncoder`, in a tf.function, with and without XLA;
+  * a pretraining train step of `AlbertPretrainer` (MLM loss over the masked positions +
+    SOP loss, gradient, keras.optimizers.AdamW apply), with and without XLA;
+  * a float32 matmul peak (2048×2048 in a tf.function, with and without XLA; torch.mm
+    too when torch is installed), measured in the same run;
+  * unless --skip_peers, the same shapes through HF transformers' PyTorch AlbertModel
+    (forward, eval, no_grad) and AlbertForPreTraining (train step, torch AdamW), and
+    keras-hub's AlbertBackbone (random weights, forward in a tf.function ± jit_compile).
+
+Every candidate is compiled and warmed first. Then every candidate runs one timed
+iteration per round, `--iters` rounds, in a rotated order (matmul and forward candidates
+first, then the train steps), so that load from other processes hits all alike. The
+machine is shared: for every iteration the script also reads how much CPU time *other*
+processes used meanwhile (/proc/stat minus our own). Iterations where that share stays
+below `--quiet` are "quiet" (before each one the script waits up to `--wait_quiet` s for
+a quiet moment). Figures and ratios use the median of the quiet iterations when every
+candidate has at least 3, else every candidate's best (minimum) iteration — other load
+only ever adds time. The output says which. "CPU util" is our process's CPU time over
+cores × wall time: well below 100% means that other processes had the cores, or that the
+variant leaves a core idle (serial Python or ops). FLOPs are counted analytically from the architecture
+(matmuls only; see `albert_flops`), the same count for ours and the peers; a train step
+counts 3× forward.
+
+Usage:
+    TF_CPP_MIN_LOG_LEVEL=2 .venv/bin/python benchmarks/model_speed.py
+    .venv/bin/python benchmarks/model_speed.py --skip_peers --iters 3
+    .venv/bin/python benchmarks/model_speed.py --variants "ours fwd,keras-hub fwd"
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import keras  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from albert_tf.config import AlbertConfig  # noqa: E402
+from albert_tf.models import AlbertEncoder, AlbertPretrainer  # noqa: E402
+
+
+# --------------------------------------------------------------------------- FLOPs
+def albert_flops(config: AlbertConfig, batch: int, seq: int, masked: int) -> dict[str, float]:
+    """Multiply-add FLOPs (2 per MAC) of the matmuls of one forward pass, by part.
+
+    Elementwise work (softmax, LayerNorm, gelu, bias adds) and the embedding lookups are
+    not counted: they are < 2% of the total for base and would only flatter the figure.
+    """
+    tokens = batch * seq
+    h, e, i, v = config.hidden_size, config.embedding_size, config.intermediate_size, config.vocab_size
+    applications = config.num_hidden_layers * config.inner_group_num
+    parts = {
+        "embedding_projection": 2 * tokens * e * h if e != h else 0,
+        "attention_qkvo": applications * 4 * 2 * tokens * h * h,
+        # scores Q·Kᵀ and context P·V: each 2·B·N·S·S·D = 2·tokens·S·H
+        "attention_scores_context": applications * 2 * 2 * tokens * seq * h,
+        "ffn": applications * 2 * 2 * tokens * h * i,
+        "pooler": 2 * batch * h * h,
+        # MLM head on the masked positions only: dense H→E, tied decoder E→V
+        "mlm_head": 2 * batch * masked * (h * e + e * v),
+        "sop_head": 2 * batch * h * 2,
+    }
+    parts["encoder_forward"] = sum(parts[k] for k in (
+        "embedding_projection", "attention_qkvo", "attention_scores_context", "ffn", "pooler"))
+    parts["pretrainer_forward"] = parts["encoder_forward"] + parts["mlm_head"] + parts["sop_head"]
+    parts["train_step"] = 3 * parts["pretrainer_forward"]
+    return parts
+
+
+# --------------------------------------------------------------------------- harness
+@dataclass
+class Sample:
+    wall: float  # seconds
+    cpu: float  # this process's CPU seconds
+    foreign: float  # share of the machine's CPU time used by other processes meanwhile
+
+
+@dataclass
+class Candidate:
+    name: str
+    kind: str  # "forward", "train" or "matmul"
+    step: Callable[[], object]  # one iteration; returns only when the work is done
+    flops: float
+    sequences: int  # sequences per iteration (0 for matmul)
+    samples: list[Sample] = field(default_factory=list)
+
+    def quiet(self, threshold: float) -> list[float]:
+        return [s.wall for s in self.samples if s.foreign < threshold]
+
+    @property
+    def best(self) -> float:
+        return min(s.wall for s in self.samples)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(s.wall for s in self.samples)
+
+    def quiet_median(self, threshold: float) -> float | None:
+        quiet = self.quiet(threshold)
+        return statistics.median(quiet) if quiet else None
+
+
+def _busy_cpu_seconds() -> float | None:
+    """CPU seconds the whole machine has spent busy (Linux /proc/stat), else None."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = v[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def make_inputs(config: AlbertConfig, batch: int, seq: int, masked: int, seed: int = 0):
+    """Random ids; every other sequence padded over its last quarter (so that masks matter)."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(5, config.vocab_size, (batch, seq)).astype("int32")
+    lengths = np.where(np.arange(batch) % 2 == 0, seq, max(masked + 1, seq - seq // 4))
+    mask = (np.arange(seq)[None, :] < lengths[:, None]).astype("int32")
+    ids *= mask
+    types = np.zeros((batch, seq), "int32")
+    types[:, seq // 2:] = 1
+    positions = np.stack([np.sort(rng.choice(np.arange(1, n), masked, replace=False))
+                          for n in lengths]).astype("int32")
+    mlm_labels = rng.integers(5, config.vocab_size, (batch, masked)).astype("int32")
+    sop_labels = rng.integers(0, 2, (batch,)).astype("int32")
+    return dict(input_word_ids=ids, input_mask=mask, input_type_ids=types,
+                masked_lm_positions=positions, masked_lm_ids=mlm_labels,
+                masked_lm_weights=np.ones((batch, masked), "float32"),
+                sentence_order_label=sop_labels)
+
+
+def matmul_candidates(size: int, with_torch: bool, reps: int = 4) -> list[Candidate]:
+    """A size² float32 matmul, `reps` per timed iteration (the whole product is computed:
+    it is the function's output, so XLA cannot shrink it to the slice we read)."""
+    flops = reps * 2.0 * size ** 3
+    rng = np.random.default_rng(1)
+    a = tf.constant(rng.standard_normal((size, size), dtype=np.float32))
+    b = tf.constant(rng.standard_normal((size, size), dtype=np.float32))
+    out = []
+    for jit in (False, True):
+        fn = tf.function(tf.linalg.matmul, jit_compile=jit)
+
+        def step(fn=fn):
+            for _ in range(reps):
+                fn(a, b)[0, 0].numpy()
+
+        out.append(Candidate(f"matmul {size}² tf.function{' XLA' if jit else ''}", "matmul",
+                             step, flops, 0))
+    if with_torch:
+        import torch
+        ta, tb = torch.from_numpy(a.numpy()), torch.from_numpy(b.numpy())
+
+        def torch_step():
+            for _ in range(reps):
+                torch.mm(ta, tb)[0, 0].item()
+
+        out.append(Candidate(f"matmul {size}² torch.mm", "matmul", torch_step, flops, 0))
+    return out
+
+
+def our_candidates(config: AlbertConfig, inputs: dict, flops: dict) -> list[Candidate]:
+    batch = inputs["input_word_ids"].shape[0]
+    enc_in = {k: tf.constant(inputs[k]) for k in ("input_word_ids", "input_mask", "input_type_ids")}
+    out = []
+
+    encoder = AlbertEncoder(config)
+    for jit in (False, True):
+        @tf.function(jit_compile=jit)
+        def forward(x):
+            y = encoder(x, training=False)
+            return y["sequence_output"], y["pooled_output"]
+
+        out.append(Candidate(f"ours fwd graph{' XLA' if jit else ''}", "forward",
+                             lambda f=forward: f(enc_in)[1].numpy(), flops["encoder_forward"], batch))
+
+    # Separate pretrainers (and optimizers) so the two compiled steps do not share state.
+    pre_in = {k: tf.constant(inputs[k]) for k in (
+        "input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")}
+    labels = {k: tf.constant(inputs[k]) for k in (
+        "masked_lm_ids", "masked_lm_weights", "sentence_order_label")}
+    for jit in (False, True):
+        model = AlbertPretrainer(config)
+        optimizer = keras.optimizers.AdamW(learning_rate=1e-5, weight_decay=0.01)
+        optimizer.build(model.trainable_variables)
+
+        @tf.function(jit_compile=jit)
+        def train_step(x, y, model=model, optimizer=optimizer):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+                mlm = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                    y["masked_lm_ids"], logits["mlm_logits"])
+                w = y["masked_lm_weights"]
+                mlm_loss = tf.reduce_sum(mlm * w) / (tf.reduce_sum(w) + 1e-5)
+                sop_loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                    y["sentence_order_label"], logits["sop_logits"]))
+                loss = mlm_loss + sop_loss
+            variables = model.trainable_variables
+            grads = tape.gradient(loss, variables)
+            optimizer.apply(grads, variables)
+            return loss
+
+        out.append(Candidate(f"ours train graph{' XLA' if jit else ''}", "train",
+                             lambda f=train_step: f(pre_in, labels).numpy(), flops["train_step"], batch))
+    return out
+
+
+def keras_hub_candidates(config: AlbertConfig, inputs: dict, flops: dict) -> list[Candidate]:
+    import keras_hub
+
+    batch = inputs["input_word_ids"].shape[0]
+    backbone = keras_hub.models.AlbertBackbone(
+        vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
+        num_heads=config.num_attention_heads, embedding_dim=config.embedding_size,
+        hidden_dim=config.hidden_size, intermediate_dim=config.intermediate_size,
+        num_groups=config.num_hidden_groups, num_inner_repetitions=config.inner_group_num,
+        dropout=config.hidden_dropout_prob, max_sequence_length=config.max_position_embeddings,
+        num_segments=config.type_vocab_size)
+    x = {"token_ids": tf.constant(inputs["input_word_ids"]),
+         "segment_ids": tf.constant(inputs["input_type_ids"]),
+         "padding_mask": tf.constant(inputs["input_mask"])}
+    out = []
+    for jit in (False, True):
+        @tf.function(jit_compile=jit)
+        def forward(x):
+            y = backbone(x, training=False)
+            return y["sequence_output"], y["pooled_output"]
+
+        out.append(Candidate(f"keras-hub fwd graph{' XLA' if jit else ''}", "forward",
+                             lambda f=forward: f(x)[1].numpy(), flops["encoder_forward"], batch))
+    return out
+
+
+def hf_candidates(config: AlbertConfig, inputs: dict, flops: dict) -> list[Candidate]:
+    import torch
+    import transformers
+
+    batch = inputs["input_word_ids"].shape[0]
+    hf_config = transformers.AlbertConfig(
+        vocab_size=config.vocab_size, embedding_size=config.embedding_size,
+        hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
+        num_hidden_groups=config.num_hidden_groups, num_attention_heads=config.num_attention_heads,
+        intermediate_size=config.intermediate_size, inner_group_num=config.inner_group_num,
+        hidden_act="gelu_new", hidden_dropout_prob=config.hidden_dropout_prob,
+        attention_probs_dropout_prob=config.attention_probs_dropout_prob,
+        classifier_dropout_prob=0.0, max_position_embeddings=config.max_position_embeddings,
+        type_vocab_size=config.type_vocab_size)
+    t = {k: torch.from_numpy(v.astype("int64") if v.dtype == np.int32 else v)
+         for k, v in inputs.items()}
+    enc_in = dict(input_ids=t["input_word_ids"], attention_mask=t["input_mask"],
+                  token_type_ids=t["input_type_ids"])
+
+    model = transformers.AlbertModel(hf_config).eval()
+    attn = getattr(model.config, "_attn_implementation", "?")
+
+    def forward():
+        with torch.no_grad():
+            return model(**enc_in).pooler_output[0, 0].item()
+
+    pre = transformers.AlbertForPreTraining(hf_config).train()
+    optimizer = torch.optim.AdamW(pre.parameters(), lr=1e-5, weight_decay=0.01)
+    positions = t["masked_lm_positions"]
+
+    def train_step():
+        # The same work as ours: MLM head on the masked positions only (HF's own
+        # AlbertForPreTraining.forward would score all seq positions against the vocab).
+        optimizer.zero_grad(set_to_none=True)
+        out = pre.albert(**enc_in)
+        seq_out = out.last_hidden_state
+        gathered = torch.gather(seq_out, 1, positions[:, :, None].expand(-1, -1, seq_out.shape[-1]))
+        mlm_logits = pre.predictions(gathered)
+        sop_logits = pre.sop_classifier(out.pooler_output)
+        mlm = torch.nn.functional.cross_entropy(
+            mlm_logits.reshape(-1, mlm_logits.shape[-1]), t["masked_lm_ids"].reshape(-1),
+            reduction="none")
+        w = t["masked_lm_weights"].reshape(-1)
+        loss = (mlm * w).sum() / (w.sum() + 1e-5) + torch.nn.functional.cross_entropy(
+            sop_logits, t["sentence_order_label"])
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    return [
+        Candidate(f"HF torch fwd ({attn})", "forward", forward, flops["encoder_forward"], batch),
+        Candidate(f"HF torch train ({attn})", "train", train_step, flops["train_step"], batch),
+    ]
+
+
+def _wait_for_quiet(threshold: float, max_wait: float, interval: float = 0.25) -> None:
+    """Polls until other processes used < threshold of the CPU over `interval`, or max_wait."""
+    deadline = time.perf_counter() + max_wait
+    cores = os.cpu_count() or 1
+    while time.perf_counter() < deadline:
+        busy0, own0 = _busy_cpu_seconds(), _own_cpu_seconds()
+        if busy0 is None:
+            return
+        time.sleep(interval)
+        others = (_busy_cpu_seconds() - busy0) - (_own_cpu_seconds() - own0)
+        if others < threshold * cores * interval:
+            return
+
+
+def run(candidates: list[Candidate], rounds: int, warmup: int, pause: float,
+        quiet: float = 0.1, wait_quiet: float = 0.0) -> None:
+    """Compiles and warms every candidate, then times single iterations in rotated rounds.
+
+    Forward and matmul candidates take their rounds first, then the train steps, so that
+    the candidates compared with each other are timed close together.
+    """
+    for c in candidates:
+        start = time.perf_counter()
+        c.step()  # trace / compile
+        compile_s = time.perf_counter() - start
+        for _ in range(warmup):
+            c.step()
+        print(f"  ready: {c.name:<32} first call {compile_s:6.1f} s", flush=True)
+    cores = os.cpu_count() or 1
+    groups = [[c for c in candidates if c.kind != "train"], [c for c in candidates if c.kind == "train"]]
+    for group in filter(None, groups):
+        for r in range(rounds):
+            shift = r % len(group)
+            for c in group[shift:] + group[:shift]:
+                time.sleep(pause)  # lets other runtimes' spinning worker threads go idle
+                _wait_for_quiet(quiet, wait_quiet)
+                busy0, own0, cpu0 = _busy_cpu_seconds(), _own_cpu_seconds(), time.process_time()
+                start = time.perf_counter()
+                c.step()
+                wall = time.perf_counter() - start
+                cpu = time.process_time() - cpu0
+                foreign = 0.0
+                if busy0 is not None:
+                    others = (_busy_cpu_seconds() - busy0) - (_own_cpu_seconds() - own0)
+                    foreign = max(0.0, others) / (cores * wall)
+                c.samples.append(Sample(wall, cpu, foreign))
+            print(f"  round {r + 1}/{rounds} of {len(group)} variants", flush=True)
+
+
+def report(candidates: list[Candidate], flops: dict, args) -> None:
+    # One basis for every candidate, so that ratios compare like with like: the median of
+    # quiet samples when every candidate has enough of them, else the best sample.
+    threshold, min_quiet = args.quiet, 3
+    if all(len(c.quiet(threshold)) >= min_quiet for c in candidates):
+        basis = "median of quiet samples"
+        t = {c.name: c.quiet_median(threshold) for c in candidates}
+    else:
+        basis = f"best sample (some variant has < {min_quiet} quiet samples)"
+        t = {c.name: c.best for c in candidates}
+    tf_mm = [c for c in candidates if c.kind == "matmul" and "torch" not in c.name]
+    peak_c = max(tf_mm, key=lambda c: c.flops / t[c.name])
+    peak = peak_c.flops / t[peak_c.name] / 1e9
+    foreign = statistics.median(s.foreign for c in candidates for s in c.samples)
+    print()
+    print(f"FLOPs per iteration (analytic): encoder forward {flops['encoder_forward'] / 1e9:.1f} G, "
+          f"train step {flops['train_step'] / 1e9:.1f} G (3 × {flops['pretrainer_forward'] / 1e9:.1f} G)")
+    print(f"fp32 matmul peak (TF): {peak:.0f} GFLOP/s ({peak_c.name})")
+    print(f"Other processes used a median {100 * foreign:.0f}% of the machine's CPU during the samples; "
+          f"a sample is 'quiet' below {100 * threshold:.0f}%. Time per iteration used below: {basis}.")
+    print()
+    header = (f"| {'variant':<32} | quiet/n | ms best | ms median | ms quiet median "
+              f"| seq/s | GFLOP/s | % of peak | CPU util |")
+    print(header)
+    print("|" + "|".join("-" * len(part) for part in header.split("|")[1:-1]) + "|")
+    cores = os.cpu_count() or 1
+    for c in candidates:
+        gflops = c.flops / t[c.name] / 1e9
+        seqs = f"{c.sequences / t[c.name]:.1f}" if c.sequences else "-"
+        util = statistics.median(s.cpu / (cores * s.wall) for s in c.samples)
+        qm = c.quiet_median(threshold)
+        qm = f"{qm * 1e3:15.1f}" if qm else f"{'-':>15}"
+        print(f"| {c.name:<32} | {len(c.quiet(threshold)):>3}/{len(c.samples):<3} | {c.best * 1e3:7.1f} "
+              f"| {c.median * 1e3:9.1f} | {qm} | {seqs:>5} | {gflops:7.1f} "
+              f"| {100 * gflops / peak:8.0f}% | {100 * util:7.0f}% |")
+    print()
+
+    def fastest(prefix: str, kind: str):
+        pool = [c for c in candidates if c.name.startswith(prefix) and c.kind == kind]
+        return min(pool, key=lambda c: t[c.name]) if pool else None
+
+    def ratio_line(label, ours, peer, target=None):
+        if ours is None or peer is None:
+            return
+        r = t[peer.name] / t[ours.name]
+        r_best = peer.best / ours.best
+        verdict = "" if target is None else (
+            f" — target ≥ {target:.1f}×: {'met' if r >= target else 'MISSED'}")
+        print(f"{label}: {ours.name} vs {peer.name}: {r:.2f}× ({r_best:.2f}× best vs best){verdict}")
+
+    ours_fwd, ours_train = fastest("ours", "forward"), fastest("ours", "train")
+    for c in candidates:
+        if c.kind == "forward" and not c.name.startswith("ours"):
+            ratio_line("forward", ours_fwd, c)
+    peers_fwd = [c for c in (fastest("keras-hub", "forward"), fastest("HF", "forward")) if c]
+    if peers_fwd:
+        ratio_line("FORWARD vs faster peer", ours_fwd, min(peers_fwd, key=lambda c: t[c.name]), 1.0)
+    ratio_line("TRAIN vs HF", ours_train, fastest("HF", "train"), 1.0)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", default="albert_base_v2")
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--masked", type=int, default=20, help="masked LM positions per sequence")
+    parser.add_argument("--iters", type=int, default=8,
+                        help="timed iterations of each candidate (one per interleaved round)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed iterations after compiling")
+    parser.add_argument("--matmul_size", type=int, default=2048)
+    parser.add_argument("--pause", type=float, default=0.2, help="seconds idle before each timing")
+    parser.add_argument("--quiet", type=float, default=0.10,
+                        help="a sample is quiet when other processes used less than this share of the CPU")
+    parser.add_argument("--wait_quiet", type=float, default=2.0,
+                        help="before each sample, wait up to this many seconds for a quiet machine")
+    parser.add_argument("--skip_peers", action="store_true", help="no HF / keras-hub candidates")
+    parser.add_argument("--variants", default="",
+                        help="comma-separated name prefixes to keep (e.g. 'ours fwd,matmul')")
+    args = parser.parse_args(argv)
+
+    cores = os.cpu_count() or 1
+    config = AlbertConfig.from_preset(args.preset)
+    flops = albert_flops(config, args.batch, args.seq, args.masked)
+    inputs = make_inputs(config, args.batch, args.seq, args.masked)
+
+    have_torch = have_hf = have_kh = False
+    if not args.skip_peers:
+        try:
+            import torch
+            torch.set_num_threads(cores)
+            have_torch = True
+            import transformers  # noqa: F401
+            have_hf = True
+        except ImportError as e:
+            print(f"HF transformers peer skipped: {e}")
+        try:
+            import keras_hub  # noqa: F401
+            have_kh = True
+        except ImportError as e:
+            print(f"keras-hub peer skipped: {e}")
+
+    print(f"{args.preset}: batch {args.batch} × seq {args.seq}, {args.masked} masked positions; "
+          f"{cores} cores; TF {tf.__version__}, Keras {keras.__version__}"
+          + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if have_torch else ""))
+    keras.utils.set_random_seed(0)
+    candidates = matmul_candidates(args.matmul_size, have_torch)
+    candidates += our_candidates(config, inputs, flops)
+    if have_kh:
+        candidates += keras_hub_candidates(config, inputs, flops)
+    if have_hf:
+        candidates += hf_candidates(config, inputs, flops)
+    if args.variants:
+        keep = [v.strip() for v in args.variants.split(",") if v.strip()]
+        candidates = [c for c in candidates
+                      if c.kind == "matmul" or any(c.name.startswith(k) for k in keep)]
+
+    run(candidates, args.iters, args.warmup, args.pause, args.quiet, args.wait_quiet)
+    report(candidates, flops, args)
+
+
+if __name__ == "__main__":
+    main()
