@@ -72,11 +72,11 @@ def tpu_flag_values() -> flags.FlagValues:
 
 def test_tpu_strategy_is_built_from_the_flags(monkeypatch):
     """--use_tpu/--tpu_name/... reach TPUClusterResolver and the TPU system set-up."""
-    resolver = tpu_cluster_resolver(tpu_name="grpc://10.1.2.3:8470")
-    assert resolver.master() == "grpc://10.1.2.3:8470"
+    resolver = tpu_cluster_resolver(tpu_name="grpc://127.0.0.3:8470")
+    assert resolver.master() == "grpc://127.0.0.3:8470"
 
     values = tpu_flag_values()
-    values(["prog", "--use_tpu", "--master=grpc://10.9.8.7:8470", "--tpu_zone=us-central1-b",
+    values(["prog", "--use_tpu", "--master=grpc://127.0.0.4:8470", "--tpu_zone=us-central1-b",
             "--gcp_project=demo"])
     seen = {}
 
@@ -92,7 +92,7 @@ def test_tpu_strategy_is_built_from_the_flags(monkeypatch):
     with pytest.raises(Stop):
         training_flags.strategy_from_flags(values)
     assert isinstance(seen["resolver"], tf.distribute.cluster_resolver.TPUClusterResolver)
-    assert seen["resolver"].master() == "grpc://10.9.8.7:8470"
+    assert seen["resolver"].master() == "grpc://127.0.0.4:8470"
 
     values2 = tpu_flag_values()
     values2(["prog", "--use_tpu", "--distribution_strategy=mirrored"])
