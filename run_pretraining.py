@@ -2,7 +2,7 @@ r"""ALBERT pretraining (MLM + SOP) on TFRecords, on the shared training loop.
 
 The original's run_pretraining flags and defaults (spec §6.1), plus our additions:
 --distribution_strategy, --num_gpus, --dtype, --jit_compile, --gradient_accumulation_steps,
---dynamic_masking, --seed, --deterministic, --log_steps.
+--dynamic_masking, --sentence_prediction, --seed, --deterministic, --log_steps.
 
     python run_pretraining.py --albert_config_file=albert_config.json \
         --input_file='data/*.tfrecord' --output_dir=out --do_train --do_eval \
@@ -11,7 +11,8 @@ The original's run_pretraining flags and defaults (spec §6.1), plus our additio
         --num_warmup_steps=3125 --save_checkpoints_steps=5000
 
 Training resumes from the latest checkpoint in --output_dir; evaluation writes
-output_dir/eval_results.txt (spec §4.4, §6.4).
+output_dir/eval_results.txt (spec §4.4, §6.4). The work is the library call
+`albert_tf.training.pretraining_run.run`, which in-process users call with the same options.
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ flags.DEFINE_integer("masked_lm_budget", 0,
 # ----- ours -----
 flags.DEFINE_bool("dynamic_masking", False,
                   "Read unmasked records and draw n-gram masks in the input pipeline each epoch.")
+flags.DEFINE_enum("sentence_prediction", None, ["sop", "nsp", "none"],
+                  "Sentence task (the paper's Table 5). Default: the records' labels (SOP or NSP, "
+                  "as create_pretraining_data made them); sop/nsp also check the records' .json "
+                  "summary agrees; none: masked LM only, no sentence loss or metrics.")
 training_flags.define_training_flags()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["albert_config_file", "output_dir", "input_file"])
@@ -68,52 +73,23 @@ flags.register_multi_flags_validator(["do_train", "do_eval"], lambda f: f["do_tr
                                      "at least one of --do_train and --do_eval must be true")
 
 
+_OPTION_FLAGS = (
+    "albert_config_file", "input_file", "output_dir", "init_checkpoint", "max_seq_length",
+    "max_predictions_per_seq", "do_train", "do_eval", "train_batch_size", "eval_batch_size",
+    "optimizer", "learning_rate", "poly_power", "num_train_steps", "num_warmup_steps",
+    "start_warmup_step", "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop",
+    "max_eval_steps", "init_from_group0", "dynamic_masking", "sentence_prediction", "log_steps",
+    "gradient_accumulation_steps", "jit_compile", "dtype", "seed")
+
+
 def run(callbacks: Sequence = ()) -> dict:
-    """Builds everything from FLAGS, trains and/or evaluates; returns the eval results."""
-    from albert_tf import AlbertConfig
+    """FLAGS → PretrainingRunOptions → albert_tf.training.pretraining_run.run."""
+    from albert_tf.training.pretraining_run import PretrainingRunOptions, run as run_pretraining
 
-    config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
-    if FLAGS.max_seq_length > config.max_position_embeddings:
-        raise ValueError(f"--max_seq_length={FLAGS.max_seq_length} exceeds the model's "
-                         f"max_position_embeddings ({config.max_position_embeddings})")
-    # TensorFlow only now: flag and config errors above report in a fraction of a second.
-    from albert_tf.models import AlbertPretrainer
-    from albert_tf.training import LoopConfig, Trainer, create_optimizer, warm_start
-    from albert_tf.training.pretraining import PretrainingObjective, pretraining_dataset_fn
-
-    strategy = training_flags.setup_from_flags(FLAGS)
-    loop_config = LoopConfig(
-        output_dir=FLAGS.output_dir, num_train_steps=FLAGS.num_train_steps,
-        train_batch_size=FLAGS.train_batch_size, iterations_per_loop=FLAGS.iterations_per_loop,
-        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        keep_checkpoint_max=FLAGS.keep_checkpoint_max, log_steps=FLAGS.log_steps,
-        gradient_accumulation_steps=FLAGS.gradient_accumulation_steps,
-        jit_compile=FLAGS.jit_compile, dtype=FLAGS.dtype)
-    init_fn = None
-    if FLAGS.init_checkpoint:
-        def init_fn(model):
-            warm_start(model, FLAGS.init_checkpoint, init_from_group0=FLAGS.init_from_group0)
-    trainer = Trainer(
-        model_fn=lambda: AlbertPretrainer(config), objective=PretrainingObjective(),
-        config=loop_config, strategy=strategy, init_fn=init_fn, callbacks=callbacks,
-        optimizer_fn=lambda: create_optimizer(
-            FLAGS.optimizer, FLAGS.learning_rate, FLAGS.num_train_steps, FLAGS.num_warmup_steps,
-            FLAGS.start_warmup_step, FLAGS.poly_power))
-
-    def dataset_fn(batch_size: int, is_training: bool):
-        return pretraining_dataset_fn(
-            FLAGS.input_file, batch_size, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
-            is_training=is_training, dynamic_masking=FLAGS.dynamic_masking, seed=FLAGS.seed)
-
-    results: dict = {}
-    if FLAGS.do_train:
-        trainer.train(dataset_fn(FLAGS.train_batch_size, is_training=True))
-    if FLAGS.do_eval:
-        if not FLAGS.do_train:
-            trainer.restore_model()
-        results = trainer.evaluate(dataset_fn(FLAGS.eval_batch_size, is_training=False),
-                                   steps=FLAGS.max_eval_steps)
-    return results
+    options = PretrainingRunOptions(**{name: FLAGS[name].value for name in _OPTION_FLAGS})
+    # Config and option errors report before TensorFlow loads (a fraction of a second).
+    options.check()
+    return run_pretraining(options, training_flags.setup_from_flags(FLAGS), callbacks)
 
 
 def main(argv: Sequence[str], callbacks: Sequence = ()) -> None:
