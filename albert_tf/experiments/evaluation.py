@@ -70,7 +70,7 @@ class OutputReader:
 
 
 def masked_lm_accuracy(outputs: Mapping[str, np.ndarray]) -> float:
-    """Σ w·[argmax = id] / Σ w over the masked positions (the eval metric of spec §4.4)."""
+    """Σ w·[argmax = id] / Σ w over the masked positions (the eval metric of faithfulness §4.4)."""
     return float((outputs["mlm_hits"] * outputs["mlm_weights"]).sum()
                  / max(outputs["mlm_weights"].sum(), 1e-9))
 

@@ -1,7 +1,7 @@
 """run_pretraining's work as a library call: build the pretrainer, train, evaluate.
 
 `run(PretrainingRunOptions(...), strategy)` is what `run_pretraining.py` calls after parsing
-its flags (spec §6.1 names and defaults); in-process users (albert_tf.experiments, tests)
+its flags (faithfulness §6.1 names and defaults); in-process users (albert_tf.experiments, tests)
 call it directly, so both go through the same code. Importing this module does not import
 TensorFlow: `check` reports config and option errors in a fraction of a second.
 """
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(kw_only=True)
 class PretrainingRunOptions:
-    """run_pretraining's flags: the original's (spec §6.1) plus ours."""
+    """run_pretraining's flags: the original's (faithfulness §6.1) plus ours."""
 
     albert_config_file: str
     input_file: str
@@ -99,7 +99,7 @@ def check_sentence_task(input_file: str, sentence_prediction: str | None) -> Non
 def run(opts: PretrainingRunOptions, strategy: "tf.distribute.Strategy | None" = None,
         callbacks: Sequence = ()) -> dict:
     """Trains and/or evaluates as `opts` say; returns the eval results (empty without
-    do_eval), also written to output_dir/eval_results.txt (spec §4.4, §6.4)."""
+    do_eval), also written to output_dir/eval_results.txt (faithfulness §4.4, §6.4)."""
     if not (opts.do_train or opts.do_eval):
         raise ValueError("at least one of --do_train and --do_eval must be true")
     config = opts.check()
