@@ -1,6 +1,7 @@
 """End to end on a tiny model: train a few steps, predict, evaluate (v1.1 and v2.0); bad input."""
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -56,13 +57,21 @@ def _check_official_formats(output_dir, data, n_best_size=20):
     return predictions, nbest
 
 
-def test_v1_end_to_end(config_file, spm_model, tmp_path):
+def test_v1_end_to_end(config_file, spm_model, tmp_path, caplog):
     # Warm start from an original-format pretraining checkpoint (no SQuAD head in it).
     init = seeded_init_checkpoint(config_file, str(tmp_path / "init"))
-    result = run(_options(config_file, spm_model, tmp_path / "out", v2=False, init_checkpoint=init))
+    with caplog.at_level(logging.INFO, logger="absl"):
+        result = run(_options(config_file, spm_model, tmp_path / "out", v2=False,
+                              init_checkpoint=init))
     pretrainer = AlbertPretrainer(AlbertConfig.from_json_file(config_file))
     encoder_names = [n for n in checkpoints.variable_map(pretrainer) if n.startswith("bert/")]
-    assert result.restored_variables == len(encoder_names)
+    report = result.restore_report
+    assert (report.encoder_restored, report.encoder_total) == (len(encoder_names),) * 2
+    assert (report.head_restored, report.head_total, report.heads) == (0, 2, ("squad_v1_head",))
+    # The warm-start line every task logs, and prediction's progress.
+    assert (f"restored {len(encoder_names)}/{len(encoder_names)} encoder variables and 0/2 "
+            "squad-v1-head variables from original TF1 checkpoint") in caplog.text
+    assert "Predicting SQuAD features: 388 examples in" in caplog.text  # 45 questions' windows
     tmp_path = tmp_path / "out"
     assert_matches_reference("v1", tmp_path)
     assert result.num_train_steps == 5  # int(45 examples / 8 · 1 epoch)
@@ -147,7 +156,7 @@ def test_cli_reports_bad_input_in_one_line(config_file, spm_model, tmp_path):
     assert "Traceback" not in completed.stderr and os.listdir(tmp_path) == []
 
 
-def test_v1_fine_tunes_an_encoder_export(config_file, spm_model, tmp_path):
+def test_v1_fine_tunes_an_encoder_export(config_file, spm_model, tmp_path, caplog):
     """--albert_hub_module_handle: config and tokenizer come from the export, its variables train."""
     from albert_tf.export_tfhub import export_encoder
 
@@ -156,7 +165,10 @@ def test_v1_fine_tunes_an_encoder_export(config_file, spm_model, tmp_path):
     init = checkpoints.save_original_checkpoint(pretrainer, str(tmp_path / "init" / "model.ckpt"))
     handle = export_encoder(config, init, str(tmp_path / "export"), spm_model, True, False)
     options = _options(None, None, tmp_path / "out", v2=False, albert_hub_module_handle=handle)
-    result = run(options)
+    with caplog.at_level(logging.INFO, logger="absl"):
+        result = run(options)
+    assert "encoder variables from the export" in caplog.text
+    assert "random initialisation" not in caplog.text  # the export's weights are no random start
     assert result.num_train_steps == 5
     data = read_squad_file(fixture_path("dev-v1.1.json"))["data"]
     _check_official_formats(tmp_path / "out", data)
