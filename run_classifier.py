@@ -39,7 +39,9 @@ flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (ignored with --spm
 flags.DEFINE_string("spm_model_file", None, "SentencePiece model (the English ALBERTs).")
 flags.DEFINE_string("output_dir", None, "Checkpoints, eval_results.txt, predictions.")
 flags.DEFINE_string("cached_dir", None,
-                    "Where feature TFRecords are cached and reused (default: --output_dir).")
+                    "Where <task>_{train,eval,predict}.tf_record are cached (default: "
+                    "--output_dir). A file here built with other settings is refused; one "
+                    "without a settings sidecar (e.g. the original's) is reused with a warning.")
 flags.DEFINE_string("init_checkpoint", None,
                     "Initial weights: an original TF1 checkpoint or one of ours (every encoder "
                     "variable must be present; the log states the counts).")

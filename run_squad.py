@@ -88,7 +88,7 @@ _OPTION_FLAGS = (
     "doc_stride", "max_query_length", "do_train", "do_predict", "train_batch_size",
     "predict_batch_size", "learning_rate", "num_train_epochs", "warmup_proportion",
     "save_checkpoints_steps", "iterations_per_loop", "n_best_size", "max_answer_length",
-    "version_2_with_negative", "start_n_top", "end_n_top", "dropout_prob",
+    "use_einsum", "version_2_with_negative", "start_n_top", "end_n_top", "dropout_prob",
     "null_threshold_rule", "null_score_diff_threshold", "log_steps",
     "gradient_accumulation_steps", "jit_compile", "dtype", "seed")
 
