@@ -31,7 +31,9 @@ def read_json(path: str) -> dict:
 
 
 def error_lines(result: subprocess.CompletedProcess) -> list[str]:
-    return [l for l in result.stderr.splitlines() if l.startswith("E")]
+    """The error lines of stderr: ours (`create_pretraining_data: error: …`) or logged ones."""
+    return [l for l in result.stderr.splitlines()
+            if l.startswith("create_pretraining_data: error: ") or l.startswith("E")]
 
 
 @pytest.fixture(scope="module")
