@@ -19,8 +19,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import albert_tf.quiet_startup  # noqa: E402,F401  (before TensorFlow)
 from albert_tf.data import pretraining_dataset  # noqa: E402
 from albert_tf.data.value_checks import IdLimits  # noqa: E402
 from tests.data import record_files  # noqa: E402

@@ -114,7 +114,17 @@ def _first_record(path: str) -> dict[str, list] | None:
                                   f"({e})") from None
 
 
-def _kind_of(features: dict[str, list]) -> str:
+def _kind_of(path: str, features: dict[str, list]) -> str:
+    """STATIC (masked_lm_* present) or DYNAMIC (token_boundary, no masked_lm_*)."""
+    required = ("input_ids", "input_mask", "segment_ids", F.LABEL_FEATURE)
+    missing = [name for name in required if name not in features]
+    if "masked_lm_ids" in features:
+        missing += [name for name in F.MASKED_LM_FEATURES if name not in features]
+    elif "token_boundary" not in features:
+        missing += list(F.MASKED_LM_FEATURES)
+    if missing:
+        raise RecordMismatchError(f"{path}: first record lacks {', '.join(missing)}; not a "
+                                  f"create_pretraining_data record")
     return F.STATIC if "masked_lm_ids" in features else F.DYNAMIC
 
 
@@ -136,14 +146,9 @@ def _length_error(path: str, flag: str, found: int, value: int, source: str) -> 
 
 
 def _check_record(path: str, features: dict[str, list], expected: RecordExpectations) -> None:
-    kind = _kind_of(features)
+    kind = _kind_of(path, features)
     if kind != expected.kind:
         raise RecordMismatchError(_kind_error(path, kind, ""))
-    missing = [name for name in F.feature_layout(kind, 1, 1) if name not in features
-               and name != "token_boundary"]
-    if missing:
-        raise RecordMismatchError(f"{path}: first record lacks {', '.join(missing)}; "
-                                  f"not a pre-training record (spec §5.8)")
     length = len(features["input_ids"])
     if length != expected.max_seq_length:
         raise RecordMismatchError(_length_error(path, "max_seq_length", length,

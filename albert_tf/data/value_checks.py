@@ -23,7 +23,7 @@ RECORD_KEY, RECORDS_PER_FILE = "_record_key", 2**40
 
 @dataclasses.dataclass(frozen=True)
 class IdLimits:
-    """Upper bounds the model puts on record values (spec §6.2 features).
+    """Upper bounds the model puts on record values (the features of faithfulness §6.2).
 
     Attributes:
       vocab_size: input_ids and masked_lm_ids must be below it.

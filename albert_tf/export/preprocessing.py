@@ -123,7 +123,7 @@ class AlbertPreprocessor(tf.Module):
         else:
             len_a = tf.cast(segments[0].row_lengths(), tf.int32)
             len_b = tf.cast(segments[1].row_lengths(), tf.int32)
-            has_b = len_b > 0  # an empty b makes a single-sentence row (spec §8.3)
+            has_b = len_b > 0  # an empty b makes a single-sentence row (faithfulness §8.3)
             budget = tf.where(has_b, seq_length - 3, seq_length - 2)
             new_a, new_b = self.truncated_lengths(len_a, len_b, budget)
             a = tf.ragged.boolean_mask(segments[0], tf.ragged.range(len_a) < new_a[:, None])

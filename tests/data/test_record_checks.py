@@ -8,10 +8,12 @@ import dataclasses
 import pytest
 
 from albert_tf.data import features as F
+from albert_tf.data.example_codec import encode_examples
 from albert_tf.data.generation import GenerationOptions, generate
 from albert_tf.data.masking import MaskingOptions
 from albert_tf.data.record_checks import (RecordExpectations, RecordMismatchError,
                                           check_record_files, resolve_files)
+from albert_tf.data.tfrecord_io import AtomicTFRecordWriter
 from albert_tf.tokenization import FullTokenizer
 from tests.data import record_files
 from tests.text_assets import text_assets  # noqa: F401  (session fixture)
@@ -88,6 +90,19 @@ def test_not_a_record_file_and_no_records(tmp_path):
     # An empty shard among good ones is fine.
     good = record_files.write(str(tmp_path / "good.tfrecord"), record_files.rows(2, 32, 6))
     assert check_record_files([empty, good], EXPECT) == 1
+
+
+def test_records_of_another_kind_are_named(tmp_path):
+    """E.g. a GLUE feature cache given as --input_file."""
+    features = record_files.rows(2, 32, 6)
+    glue = {name: features[name] for name in ("input_ids", "input_mask", "segment_ids")}
+    glue["label_ids"] = features["next_sentence_labels"]
+    path = str(tmp_path / "glue.tf_record")
+    with AtomicTFRecordWriter(path) as writer:
+        writer.write_many(encode_examples({k: ("int64", v) for k, v in glue.items()}))
+    assert one_line_error([path]) == (
+        f"{path}: first record lacks next_sentence_labels, masked_lm_positions, masked_lm_ids, "
+        f"masked_lm_weights; not a create_pretraining_data record")
 
 
 def test_unreadable_summary_is_one_line(tmp_path):
