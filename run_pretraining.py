@@ -76,7 +76,8 @@ training_flags.register_float_validators({
 
 
 def check_input_files(config) -> list[str]:
-    """--input_file's files, each checked against the flags and the config (no TensorFlow)."""
+    """--input_file's files, each checked against the flags and the config before anything
+    is built (albert_tf.data.record_checks)."""
     from albert_tf.data import features as F
     from albert_tf.data.masking import SIDECAR_SUFFIX, read_sidecar
     from albert_tf.data.record_checks import (RecordExpectations, RecordMismatchError,
@@ -106,7 +107,7 @@ def run(callbacks: Sequence = ()) -> dict:
         raise ValueError(f"--max_seq_length={FLAGS.max_seq_length} exceeds the model's "
                          f"max_position_embeddings ({config.max_position_embeddings})")
     check_input_files(config)
-    # TensorFlow only now: flag, config and record errors above report in a fraction of a second.
+    # The model, the trainer and the input pipeline only now: nothing is written above.
     import tensorflow as tf
 
     from albert_tf.data.record_checks import RecordMismatchError
@@ -152,7 +153,7 @@ def run(callbacks: Sequence = ()) -> dict:
                 trainer.restore_model()
             results = trainer.evaluate(dataset_fn(FLAGS.eval_batch_size, is_training=False),
                                        steps=FLAGS.max_eval_steps)
-    except tf.errors.InvalidArgumentError as e:
+    except tf.errors.OpError as e:  # the input's value checks stop a step with their message
         message = bad_record_message(e)
         if message is None:
             raise
