@@ -23,6 +23,7 @@ from albert_tf import checkpoints
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.checkpoint_eval import CheckpointEvaluator
 from albert_tf.finetuning.model_source import task_config, task_tokenizer
+from albert_tf.finetuning.preflight import check_vocab_fits
 from albert_tf.models.span_labeler import AlbertSpanLabeler
 from albert_tf.squad import feature_cache, inputs
 from albert_tf.squad.evaluate import evaluate_v1, evaluate_v2
@@ -145,6 +146,7 @@ class SquadRun:
         self.result = SquadRunResult()
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
                                         opts.albert_hub_module_handle)
+        check_vocab_fits(self.config, self.tokenizer, opts)
         self.builder = FeatureBuilder(self.tokenizer, opts.max_seq_length, opts.doc_stride,
                                       opts.max_query_length, opts.do_lower_case)
         v2 = opts.version_2_with_negative

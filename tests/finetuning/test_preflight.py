@@ -1,8 +1,10 @@
-"""A vocabulary larger than the config's vocab_size stops a fine-tuning run before any
-feature cache, model or checkpoint exists, with one line naming both files."""
+"""Bad input stops a fine-tuning run before any feature cache, model or checkpoint exists:
+a vocabulary larger than the config's vocab_size (one line naming both files) in all three
+scripts, and a SQuAD training answer outside its context."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,10 +16,13 @@ from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.preflight import PreflightError, check_vocab_fits
 from albert_tf.glue.runner import GlueRunOptions, run as run_glue
 from albert_tf.race.runner import RaceRunOptions, run as run_race
+from albert_tf.squad.examples import SquadDataError
+from albert_tf.squad.runner import SquadRunOptions, run as run_squad
 from albert_tf.tokenization import FullTokenizer
 from tests.conftest import tiny_config
 from tests.glue.conftest import FIXTURES as GLUE_DIR
 from tests.race.conftest import fixture_dir as race_dir
+from tests.squad.conftest import fixture_path as squad_fixture
 from tests.text_assets import text_assets  # noqa: F401  (session fixture)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -57,6 +62,36 @@ def test_race_run_stops_before_writing(small_vocab_config, text_assets, tmp_path
                              max_qa_length=16, do_train=True, do_eval=True, train_step=2)
     with pytest.raises(PreflightError, match="has 1000 pieces but vocab_size is 100"):
         run_race(options)
+    assert not out.exists()
+
+
+def test_squad_run_stops_before_writing(small_vocab_config, text_assets, tmp_path):
+    out = tmp_path / "out"
+    options = SquadRunOptions(albert_config_file=small_vocab_config,
+                              spm_model_file=text_assets.spm_model, output_dir=str(out),
+                              train_file=squad_fixture("train-v1.1.json"), do_train=True,
+                              max_seq_length=64, doc_stride=32, max_query_length=16)
+    with pytest.raises(PreflightError, match="has 1000 pieces but vocab_size is 100"):
+        run_squad(options)
+    assert not out.exists()
+
+
+def test_squad_answer_outside_its_context_stops_before_writing(text_assets, tmp_path):
+    """Corrupt training data (faithfulness §9.3): the run ends before any feature cache."""
+    data = json.loads(open(squad_fixture("train-v1.1.json"), encoding="utf-8").read())
+    qa = data["data"][0]["paragraphs"][0]["qas"][0]
+    context = data["data"][0]["paragraphs"][0]["context"]
+    qa["answers"][0]["answer_start"] = len(context) - 2
+    train_file = tmp_path / "train.json"
+    train_file.write_text(json.dumps(data), encoding="utf-8")
+    config = str(tmp_path / "albert_config.json")
+    tiny_config(vocab_size=1000, max_position_embeddings=64).to_json_file(config)
+    out = tmp_path / "out"
+    options = SquadRunOptions(albert_config_file=config, spm_model_file=text_assets.spm_model,
+                              output_dir=str(out), train_file=str(train_file), do_train=True,
+                              max_seq_length=64, doc_stride=32, max_query_length=16)
+    with pytest.raises(SquadDataError, match=rf"question '{qa['id']}': answer span"):
+        run_squad(options)
     assert not out.exists()
 
 
