@@ -122,6 +122,8 @@ def install() -> None:
     warnings.filterwarnings("ignore", category=DeprecationWarning, module=_THIRD_PARTY)
     warnings.filterwarnings("ignore", category=PendingDeprecationWarning, module=_THIRD_PARTY)
     warnings.filterwarnings("ignore", category=FutureWarning, module=_THIRD_PARTY)
+    # tensorflow_hub imports setuptools' pkg_resources, which warns on import (not ours to fix).
+    warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
     tf_logger = logging.getLogger("tensorflow")
     if tf_logger.level == logging.NOTSET:
         tf_logger.setLevel(logging.WARNING)

@@ -4,6 +4,7 @@ scripts' own logs and real errors are not (albert_tf.quiet_startup)."""
 from __future__ import annotations
 
 import os
+import warnings
 
 import pytest
 
@@ -48,6 +49,19 @@ def test_a_failure_inside_the_window_still_shows_its_output(capfd):
             os.write(2, (CUDART + "\n" + REAL + "\n").encode())
             raise RuntimeError("import failed")
     assert capfd.readouterr().err.splitlines() == [REAL]
+
+
+def test_third_party_deprecation_notices_are_hidden_ours_are_not():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        quiet_startup.install()
+        warnings.warn_explicit("pkg_resources is deprecated as an API.", UserWarning,
+                               "__init__.py", 61, module="tensorflow_hub")
+        warnings.warn_explicit("x is deprecated", DeprecationWarning, "ops.py", 1,
+                               module="keras.src.ops")
+        warnings.warn_explicit("our own notice", UserWarning, "run.py", 1,
+                               module="albert_tf.finetuning.run")
+    assert [str(w.message) for w in caught] == ["our own notice"]
 
 
 def user_run(args: list[str]):
