@@ -17,6 +17,7 @@ from absl import logging
 
 from albert_tf.finetuning.metrics import mean_of_batch_means
 from albert_tf.finetuning.model_source import task_config, task_tokenizer
+from albert_tf.finetuning.preflight import check_vocab_fits
 from albert_tf.finetuning.run import FineTuningError, FineTuningRun, FixedStepOptions
 from albert_tf.finetuning.warm_start import RestoreReport
 from albert_tf.glue import records
@@ -109,6 +110,7 @@ class GlueRun(FineTuningRun):
                                f"max_position_embeddings {self.config.max_position_embeddings}")
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
                                         opts.albert_hub_module_handle)
+        check_vocab_fits(self.config, self.tokenizer, opts)
         self.processor = GlueProcessor(self.task, self.tokenizer.uses_sentencepiece,
                                        opts.do_lower_case)
         self.result = GlueRunResult(eval_results=self.eval_results)

@@ -25,6 +25,7 @@ from absl import logging
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
 from albert_tf.finetuning.objective import classification_objective
+from albert_tf.finetuning.preflight import check_vocab_fits
 from albert_tf.finetuning.records import eval_dataset, train_dataset_fn
 from albert_tf.finetuning.run import FineTuningError, FineTuningRun, FixedStepOptions
 from albert_tf.models import AlbertMultipleChoice
@@ -122,6 +123,7 @@ class RaceRun(FineTuningRun):
                                f"max_position_embeddings {self.config.max_position_embeddings}")
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
                                         opts.albert_hub_module_handle)
+        check_vocab_fits(self.config, self.tokenizer, opts)
         self.result = RaceRunResult()
         # Read every split first: bad input stops the run before anything is written.
         wanted = [PHASE_SPLITS[phase] for phase, on in (

@@ -26,6 +26,7 @@ from absl import logging
 
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
+from albert_tf.finetuning.preflight import check_vocab_fits
 from albert_tf.finetuning.run import FineTuningError, FineTuningOptions, FineTuningRun
 from albert_tf.finetuning.warm_start import RestoreReport
 from albert_tf.models.span_labeler import AlbertSpanLabeler
@@ -125,6 +126,7 @@ class SquadRun(FineTuningRun):
         self.result = SquadRunResult(eval_results=self.eval_results)
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
                                         opts.albert_hub_module_handle)
+        check_vocab_fits(self.config, self.tokenizer, opts)
         self.builder = FeatureBuilder(self.tokenizer, opts.max_seq_length, opts.doc_stride,
                                       opts.max_query_length, opts.do_lower_case)
         v2 = opts.version_2_with_negative
