@@ -11,20 +11,26 @@ The original's run_pretraining flags and defaults (spec §6.1), plus our additio
         --num_warmup_steps=3125 --save_checkpoints_steps=5000
 
 Training resumes from the latest checkpoint in --output_dir; evaluation writes
-output_dir/eval_results.txt (spec §4.4, §6.4). The work is the library call
-`albert_tf.training.pretraining_run.run`, which in-process users call with the same options.
+output_dir/eval_results.txt (spec §4.4, §6.4). Before anything is built, every input file
+is checked against the flags and the config (lengths, record kind, vocabulary, sentence task;
+its JSON summary when present); during training each batch's ids are checked on the host. Bad
+input is one line `run_pretraining: error: …` and exit status 1. The work is the library call
+`albert_tf.training.pretraining_run.run`, which in-process users call with the same options
+and the same checks.
 """
 
 from __future__ import annotations
 
-import sys
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 from typing import Sequence
 
-from absl import app, flags, logging
+from absl import app, flags
 
+from albert_tf import cli
 from albert_tf.training import flags as training_flags
 from albert_tf.training.choices import OPTIMIZER_NAMES
-from albert_tf.training.errors import NonFiniteLossError
+from albert_tf.training.pretraining_run import FLOAT_RANGES
 
 FLAGS = flags.FLAGS
 
@@ -71,6 +77,7 @@ flags.register_validator("masked_lm_budget", lambda v: v == 0,
                          "--masked_lm_budget is not supported (spec Q12); use --dynamic_masking")
 flags.register_multi_flags_validator(["do_train", "do_eval"], lambda f: f["do_train"] or f["do_eval"],
                                      "at least one of --do_train and --do_eval must be true")
+training_flags.register_float_validators(FLOAT_RANGES)
 
 
 _OPTION_FLAGS = (
@@ -83,27 +90,19 @@ _OPTION_FLAGS = (
 
 
 def run(callbacks: Sequence = ()) -> dict:
-    """FLAGS → PretrainingRunOptions → albert_tf.training.pretraining_run.run."""
+    """FLAGS → PretrainingRunOptions → albert_tf.training.pretraining_run.run; the strategy
+    is set up only after the config, option and record checks passed."""
     from albert_tf.training.pretraining_run import PretrainingRunOptions, run as run_pretraining
 
     options = PretrainingRunOptions(**{name: FLAGS[name].value for name in _OPTION_FLAGS})
-    # Config and option errors report before TensorFlow loads (a fraction of a second).
-    options.check()
-    return run_pretraining(options, training_flags.setup_from_flags(FLAGS), callbacks)
+    return run_pretraining(options, lambda: training_flags.setup_from_flags(FLAGS), callbacks)
 
 
 def main(argv: Sequence[str], callbacks: Sequence = ()) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    try:
-        run(callbacks)
-    except (FileNotFoundError, ValueError, NonFiniteLossError) as e:
-        # Bad input (ConfigError and CheckpointMismatchError are ValueErrors) or a diverged
-        # run: one line and exit status 1, not a traceback (--verbosity=1 shows it).
-        logging.debug("traceback", exc_info=True)
-        logging.error("%s", e)
-        sys.exit(1)
+    # Bad input (config, checkpoint, records) or a diverged run: one line and exit status 1,
+    # not a traceback (--verbosity=1 logs it).
+    cli.run_script("run_pretraining", argv, lambda: run(callbacks))
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("run_pretraining"))

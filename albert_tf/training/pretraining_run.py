@@ -1,25 +1,34 @@
-"""run_pretraining's work as a library call: build the pretrainer, train, evaluate.
+"""run_pretraining's work as a library call: check the inputs, build the pretrainer, train,
+evaluate.
 
 `run(PretrainingRunOptions(...), strategy)` is what `run_pretraining.py` calls after parsing
 its flags (faithfulness §6.1 names and defaults); in-process users (albert_tf.experiments, tests)
-call it directly, so both go through the same code. Importing this module does not import
-TensorFlow: `check` reports config and option errors in a fraction of a second.
+call it directly, so both go through the same code and the same checks: float options, the
+config, every input file's records and summary (albert_tf.data.record_checks, sentence task
+included) before anything is built, and each batch's ids in the input pipeline
+(albert_tf.data.value_checks). Importing this module does not import TensorFlow; `check`
+builds and writes nothing, so bad input is reported before the model or the strategy exist.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import glob
-import json
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence, Union
 
 from albert_tf.data.instances import SENTENCE_TASKS
-from albert_tf.data.masking import SIDECAR_SUFFIX
+from albert_tf.training.flags import POSITIVE, FloatRange, float_problem
 
 if TYPE_CHECKING:
     import tensorflow as tf
 
     from albert_tf.config import AlbertConfig
+
+    StrategyOrFactory = Union[tf.distribute.Strategy, Callable[[], tf.distribute.Strategy], None]
+
+# The float options' ranges: run_pretraining.py registers them as flag validators, `check`
+# applies them to in-process options.
+FLOAT_RANGES = {"learning_rate": FloatRange(low=0.0, low_open=True, when="do_train"),
+                "poly_power": POSITIVE}
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -58,56 +67,77 @@ class PretrainingRunOptions:
     seed: int | None = None
 
     def check(self) -> "AlbertConfig":
-        """The model config, after the checks that need no TensorFlow (ValueError otherwise)."""
+        """The model config, after every check that needs no model: options, config, input
+        records (ValueError subclasses or FileNotFoundError, one line each)."""
         from albert_tf import AlbertConfig  # pylint: disable=import-outside-toplevel
 
+        if not (self.do_train or self.do_eval):
+            raise ValueError("at least one of --do_train and --do_eval must be true")
+        for name, allowed in FLOAT_RANGES.items():
+            problem = float_problem(allowed, getattr(self, name),
+                                    allowed.when is None or bool(getattr(self, allowed.when)))
+            if problem is not None:
+                raise ValueError(f"--{name}={getattr(self, name)}: {problem}")
+        if self.sentence_prediction not in (None, *SENTENCE_TASKS):
+            raise ValueError(f"--sentence_prediction={self.sentence_prediction}: expected one of "
+                             f"{', '.join(SENTENCE_TASKS)}")
         config = AlbertConfig.from_json_file(self.albert_config_file)
         if self.max_seq_length > config.max_position_embeddings:
             raise ValueError(f"--max_seq_length={self.max_seq_length} exceeds the model's "
                              f"max_position_embeddings ({config.max_position_embeddings})")
-        if self.sentence_prediction not in (None, *SENTENCE_TASKS):
-            raise ValueError(f"--sentence_prediction={self.sentence_prediction}: expected one of "
-                             f"{', '.join(SENTENCE_TASKS)}")
-        check_sentence_task(self.input_file, self.sentence_prediction)
+        self.check_input_files(config)
         return config
 
+    def check_input_files(self, config: "AlbertConfig") -> list[str]:
+        """--input_file's files, each checked against the options and the config before
+        anything is built (albert_tf.data.record_checks)."""
+        # pylint: disable=import-outside-toplevel
+        from albert_tf.data import features as F
+        from albert_tf.data.masking import SIDECAR_SUFFIX, read_sidecar
+        from albert_tf.data.record_checks import (RecordExpectations, RecordMismatchError,
+                                                  check_record_files, resolve_files)
 
-def records_sentence_task(path: str) -> str | None:
-    """The pair task create_pretraining_data wrote into `<path>.json`, if it says."""
-    try:
-        with open(path + SIDECAR_SUFFIX, encoding="utf-8") as f:
-            return json.load(f).get("sentence_prediction")
-    except (OSError, ValueError, AttributeError):
-        return None
+        try:
+            files = resolve_files(self.input_file)
+        except FileNotFoundError as e:
+            raise FileNotFoundError(f"--input_file: {e}") from None
+        if self.dynamic_masking and read_sidecar(files[0]) is None:
+            raise RecordMismatchError(
+                f"{files[0]}{SIDECAR_SUFFIX}: missing; --dynamic_masking reads the masking "
+                f"options from the summary create_pretraining_data --dynamic_masking_records "
+                f"writes")
+        check_record_files(files, RecordExpectations(
+            max_seq_length=self.max_seq_length,
+            max_predictions_per_seq=self.max_predictions_per_seq,
+            kind=F.DYNAMIC if self.dynamic_masking else F.STATIC, vocab_size=config.vocab_size,
+            vocab_source=f"--albert_config_file={self.albert_config_file}",
+            sentence_prediction=self.sentence_prediction))
+        return files
 
 
-def check_sentence_task(input_file: str, sentence_prediction: str | None) -> None:
-    """Refuses a sentence task the (local) records were not made for, e.g. NSP training on
-    SOP records, or a sentence loss on "none" records whose labels are all "in order"."""
-    for pattern in (p.strip() for p in input_file.split(",") if p.strip()):
-        for path in sorted(glob.glob(pattern)):
-            made_for = records_sentence_task(path)
-            if made_for is None or sentence_prediction == "none" or made_for == sentence_prediction:
-                continue
-            if made_for == "none" or sentence_prediction is not None:
-                raise ValueError(
-                    f"--sentence_prediction={sentence_prediction or '(unset: sop or nsp)'} but "
-                    f"{path}{SIDECAR_SUFFIX} says its records were made for "
-                    f"--sentence_prediction={made_for}")
-
-
-def run(opts: PretrainingRunOptions, strategy: "tf.distribute.Strategy | None" = None,
+def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
         callbacks: Sequence = ()) -> dict:
-    """Trains and/or evaluates as `opts` say; returns the eval results (empty without
-    do_eval), also written to output_dir/eval_results.txt (faithfulness §4.4, §6.4)."""
-    if not (opts.do_train or opts.do_eval):
-        raise ValueError("at least one of --do_train and --do_eval must be true")
+    """Checks, then trains and/or evaluates as `opts` say; returns the eval results (empty
+    without do_eval), also written to output_dir/eval_results.txt (faithfulness §4.4, §6.4).
+
+    `strategy`: a tf.distribute.Strategy, None (the default strategy), or a function making
+    one, called only after the checks passed (so a script reports bad input before it sets
+    up devices). A record value the model cannot look up stops the run with a
+    RecordMismatchError naming the file and record.
+    """
     config = opts.check()
-    # pylint: disable=import-outside-toplevel
+    # The strategy, the model, the trainer and the input pipeline only now: nothing is
+    # written above. pylint: disable=import-outside-toplevel
+    import tensorflow as tf
+
+    from albert_tf.data.record_checks import RecordMismatchError
+    from albert_tf.data.value_checks import IdLimits, bad_record_message
     from albert_tf.models import AlbertPretrainer
     from albert_tf.training import LoopConfig, Trainer, create_optimizer, warm_start
     from albert_tf.training.pretraining import PretrainingObjective, pretraining_dataset_fn
 
+    if callable(strategy) and not isinstance(strategy, tf.distribute.Strategy):
+        strategy = strategy()
     loop_config = LoopConfig(
         output_dir=opts.output_dir, num_train_steps=opts.num_train_steps,
         train_batch_size=opts.train_batch_size, iterations_per_loop=opts.iterations_per_loop,
@@ -126,18 +156,27 @@ def run(opts: PretrainingRunOptions, strategy: "tf.distribute.Strategy | None" =
         optimizer_fn=lambda: create_optimizer(
             opts.optimizer, opts.learning_rate, opts.num_train_steps, opts.num_warmup_steps,
             opts.start_warmup_step, opts.poly_power))
+    id_limits = IdLimits(config.vocab_size, config.type_vocab_size,
+                         source=f"--albert_config_file={opts.albert_config_file}")
 
     def dataset_fn(batch_size: int, is_training: bool):
         return pretraining_dataset_fn(
             opts.input_file, batch_size, opts.max_seq_length, opts.max_predictions_per_seq,
-            is_training=is_training, dynamic_masking=opts.dynamic_masking, seed=opts.seed)
+            is_training=is_training, dynamic_masking=opts.dynamic_masking, seed=opts.seed,
+            id_limits=id_limits)
 
     results: dict = {}
-    if opts.do_train:
-        trainer.train(dataset_fn(opts.train_batch_size, is_training=True))
-    if opts.do_eval:
-        if not opts.do_train:
-            trainer.restore_model()
-        results = trainer.evaluate(dataset_fn(opts.eval_batch_size, is_training=False),
-                                   steps=opts.max_eval_steps)
+    try:
+        if opts.do_train:
+            trainer.train(dataset_fn(opts.train_batch_size, is_training=True))
+        if opts.do_eval:
+            if not opts.do_train:
+                trainer.restore_model()
+            results = trainer.evaluate(dataset_fn(opts.eval_batch_size, is_training=False),
+                                       steps=opts.max_eval_steps)
+    except tf.errors.OpError as e:  # the input's value checks stop a step with their message
+        message = bad_record_message(e)
+        if message is None:
+            raise
+        raise RecordMismatchError(message) from None
     return results
