@@ -114,13 +114,14 @@ def run(output_dir: str, tables: Sequence[int], budget: Budget, command: str) ->
     progress = Progress(units)
     results_md = os.path.join(output_dir, "results.md")
 
-    def write_report() -> None:
+    def write_report(final: bool) -> None:
+        """results.md so far; the curve PNGs are drawn only in the final one."""
         loads.append(os.getloadavg()[0])
         info = report.RunInfo(command=command, started=started, wall_seconds=time.time() - start,
                               load_samples=loads, data_seconds=data_seconds, done=progress.done,
                               total=units)
         write_text_atomically(results_md, report.render(tables, budget, data, results, table2,
-                                                        info, output_dir))
+                                                        info, output_dir, draw=final))
 
     runs_dir = os.path.join(output_dir, "runs")
     for spec in specs:
@@ -130,7 +131,8 @@ def run(output_dir: str, tables: Sequence[int], budget: Budget, command: str) ->
         unit_start = time.time()
         results[spec.name] = execute(spec, budget, data, runs_dir)
         progress.finished(spec.name, time.time() - unit_start if fresh else None)
-        write_report()
+        if fresh:
+            write_report(final=False)
     if 2 in tables:
         fresh = table2 is None
         if fresh:
@@ -144,7 +146,7 @@ def run(output_dir: str, tables: Sequence[int], budget: Budget, command: str) ->
             table2["load_average"] = round((load + os.getloadavg()[0]) / 2, 2)
             write_json_atomically(os.path.join(output_dir, TABLE2_FILE), table2)
         progress.finished("Table 2 timing", table2["seconds"] if fresh else None)
-    write_report()
+    write_report(final=True)
     logging.info("Wrote %s", results_md)
     return results_md
 

@@ -132,8 +132,10 @@ TABLE_NOTES = {
 
 def render(tables: Sequence[int], budget: Budget, data: ExperimentData | None,
            results: Mapping[str, Mapping[str, Any]], table2: Mapping[str, Any] | None,
-           info: RunInfo, output_dir: str) -> str:
-    """The whole results.md; also (re)draws the curve PNGs it links."""
+           info: RunInfo, output_dir: str, draw: bool = True) -> str:
+    """The whole results.md; also (re)draws the curve PNGs it links. draw=False (the progress
+    reports written after each model) links the PNGs already drawn and draws none: drawing
+    three figures per model would cost more than a tiny run's training."""
     sections, verdicts = [], []
     for table in sorted(tables, reverse=True):
         if table == 2:
@@ -151,7 +153,7 @@ def render(tables: Sequence[int], budget: Budget, data: ExperimentData | None,
                         f"{shapes.rounds} alternating rounds of {shapes.steps_per_round} steps "
                         f"after {shapes.warmup_steps} warm-up step(s); wall clock and process "
                         f"CPU time. Paper: batch 4096 × length 512 on TPU v3."]
-        png = _plot(table, budget, results, output_dir)
+        png = _plot(table, budget, results, output_dir) if draw else _drawn(table, output_dir)
         if png:
             section += ["", f"![pretraining curves]({png})"]
         sections += section + [""]
@@ -183,6 +185,12 @@ def render(tables: Sequence[int], budget: Budget, data: ExperimentData | None,
         "## Setup", "", *setup_lines(budget, data), "",
     ]
     return "\n".join(header + sections).rstrip() + "\n"
+
+
+def _drawn(table: int, output_dir: str) -> str | None:
+    """The table's PNG name if an earlier report drew it, else None."""
+    name = f"table{table}_curves.png"
+    return name if os.path.exists(os.path.join(output_dir, name)) else None
 
 
 def _plot(table: int, budget: Budget, results, output_dir: str) -> str | None:
