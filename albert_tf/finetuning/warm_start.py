@@ -1,10 +1,10 @@
 """The fine-tuning warm start (`--init_checkpoint`), with a log line that says what was restored.
 
-Spec §3.5, §8.1 `init_checkpoint`: an original TF1 checkpoint (strict name map) or one of
-ours (by variable path) is loaded into a task model that has an `.encoder` and a
-`.classifier_head` (`AlbertClassifier`, `AlbertMultipleChoice`). Every encoder variable must
-be restored — the head may start fresh — and the log states the counts: the original's most
-reported failure is a fine-tune that silently started from random weights.
+Spec §3.5, §8.1 `init_checkpoint`: an original TF1 checkpoint or a Hugging Face directory
+(strict name maps) or one of ours (by variable path) is loaded into a task model that has an
+`.encoder` and a `.classifier_head` (`AlbertClassifier`, `AlbertMultipleChoice`). Every
+encoder variable must be restored — the head may start fresh — and the log states the counts:
+the original's most reported failure is a fine-tune that silently started from random weights.
 
 Example:
     >>> report = restore_initial_weights(AlbertClassifier(config, 2), "albert_base/model.ckpt")
@@ -20,7 +20,6 @@ import keras
 from absl import logging
 
 from albert_tf import checkpoints
-from albert_tf.training.checkpointing import load_model_weights
 
 HEAD_PART = "classifier_head"
 
@@ -47,32 +46,29 @@ class RestoreReport:
 
 
 def restore_initial_weights(model: keras.Model, path: str) -> RestoreReport:
-    """Loads `path` (original TF1 or ours) into a task model; the head may be absent.
+    """Loads `path` (original TF1, Hugging Face or ours) into a task model; the head may be absent.
 
     `model` needs `.encoder` and `.classifier_head`. Raises CheckpointMismatchError when any
     encoder variable is missing, so a fine-tune never starts from a partly random encoder.
     """
-    kind = checkpoints.checkpoint_kind(path)  # "original" or "tf2"
+    kind = checkpoints.checkpoint_kind(path)  # "original", "tf2" (ours) or "hf"
     encoder_ids = {id(v) for v in model.encoder.trainable_variables}
     head_total = len(model.classifier_head.trainable_variables)
-    if kind == "original":
-        report = checkpoints.load_original_checkpoint(model, path, allow_missing=[HEAD_PART])
-        variables = checkpoints.variable_map(model)
-        restored = [variables[n] for n in report.restored]
+    if kind in ("original", "hf"):
+        report = checkpoints.load_checkpoint(model, path, allow_missing=[HEAD_PART])
         missing = list(report.missing)
-        path = report.path
-        kind_name = "original TF1"
+        kind_name = {"original": "original TF1", "hf": "Hugging Face"}[kind]
     else:
-        path = checkpoints.resolve_checkpoint_path(path)
-        loaded, missing = load_model_weights(model, path)
-        by_path = {v.path: v for v in model.trainable_variables}
-        missing_encoder = [k for k in missing if id(by_path.get(k)) in encoder_ids]
-        if missing_encoder or not loaded:
+        report = checkpoints.load_checkpoint(model, path, allow_missing=["*"])
+        missing = list(report.missing)
+        missing_encoder = [k for k in missing if id(report.targets[k]) in encoder_ids]
+        if missing_encoder or not report.restored:
             raise checkpoints.CheckpointMismatchError(
-                f"{path}: checkpoint lacks {len(missing_encoder)} encoder variable(s): "
+                f"{report.path}: checkpoint lacks {len(missing_encoder)} encoder variable(s): "
                 f"{', '.join(missing_encoder) or '(all)'}")
-        restored = [by_path[k] for k in loaded]
         kind_name = "albert-tf"
+    path = report.path
+    restored = [report.targets[n] for n in report.restored]
     encoder_restored = sum(id(v) in encoder_ids for v in restored)
     result = RestoreReport(path, kind_name, encoder_restored, len(encoder_ids),
                            len(restored) - encoder_restored, head_total, missing)
