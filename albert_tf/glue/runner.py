@@ -73,10 +73,6 @@ def _validate(opts: GlueRunOptions, task: GlueTask) -> None:
     if not (opts.do_train or opts.do_eval or opts.do_predict or opts.export_dir):
         raise GlueRunError("at least one of do_train, do_eval, do_predict or export_dir is "
                            "required")
-    if not opts.albert_config_file and not opts.albert_hub_module_handle:
-        raise GlueRunError("albert_config_file is required unless albert_hub_module_handle is set")
-    if not opts.spm_model_file and not opts.vocab_file and not opts.albert_hub_module_handle:
-        raise GlueRunError("spm_model_file (SentencePiece) or vocab_file (WordPiece) is required")
     if opts.optimizer not in OPTIMIZER_NAMES:
         raise GlueRunError(f"optimizer must be one of {', '.join(OPTIMIZER_NAMES)}, "
                            f"got {opts.optimizer!r}")
@@ -104,12 +100,13 @@ class GlueRun(FineTuningRun):
         self.task = get_task(opts.task_name)
         _validate(opts, self.task)
         # With --albert_hub_module_handle: the export's config and SentencePiece model (Q21).
-        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle)
+        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle,
+                                  opts.init_checkpoint)
         if opts.max_seq_length > self.config.max_position_embeddings:
             raise GlueRunError(f"max_seq_length {opts.max_seq_length} exceeds the model's "
                                f"max_position_embeddings {self.config.max_position_embeddings}")
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
-                                        opts.albert_hub_module_handle)
+                                        opts.albert_hub_module_handle, opts.init_checkpoint)
         self.processor = GlueProcessor(self.task, self.tokenizer.uses_sentencepiece,
                                        opts.do_lower_case)
         self.result = GlueRunResult(eval_results=self.eval_results)

@@ -117,12 +117,12 @@ class RaceRun(FineTuningRun):
         _validate(opts)
         self.levels = levels_to_read(opts.high_only, opts.middle_only)
         self.config: AlbertConfig = task_config(opts.albert_config_file,
-                                                opts.albert_hub_module_handle)
+                                                opts.albert_hub_module_handle, opts.init_checkpoint)
         if opts.max_seq_length > self.config.max_position_embeddings:
             raise RaceRunError(f"max_seq_length {opts.max_seq_length} exceeds the model's "
                                f"max_position_embeddings {self.config.max_position_embeddings}")
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
-                                        opts.albert_hub_module_handle)
+                                        opts.albert_hub_module_handle, opts.init_checkpoint)
         self.result = RaceRunResult()
         # Read every split first: bad input stops the run before anything is written.
         wanted = [PHASE_SPLITS[phase] for phase, on in (

@@ -104,8 +104,8 @@ class SquadRunResult:
 
 
 def _validate_sources(opts: SquadRunOptions) -> None:
-    """A model and a tokenizer must come from flags or from an encoder export."""
-    if opts.albert_hub_module_handle:
+    """A model and a tokenizer must come from flags, an encoder export or an HF directory."""
+    if opts.albert_hub_module_handle or checkpoints.is_hf_checkpoint(opts.init_checkpoint):
         return
     if not opts.albert_config_file:
         raise SquadRunError("albert_config_file is required unless albert_hub_module_handle is set")
@@ -140,11 +140,12 @@ class SquadRun:
         self.opts = opts
         _validate_sources(opts)
         # With --albert_hub_module_handle the export carries its config and tokenizer.
-        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle)
+        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle,
+                                  opts.init_checkpoint)
         _validate(opts, self.config)
         self.result = SquadRunResult()
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
-                                        opts.albert_hub_module_handle)
+                                        opts.albert_hub_module_handle, opts.init_checkpoint)
         self.builder = FeatureBuilder(self.tokenizer, opts.max_seq_length, opts.doc_stride,
                                       opts.max_query_length, opts.do_lower_case)
         v2 = opts.version_2_with_negative
