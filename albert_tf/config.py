@@ -57,6 +57,17 @@ class ConfigError(ValueError):
     """A config value is missing, of the wrong type or inconsistent."""
 
 
+def read_json_file(path: str) -> Any:
+    """The JSON content of a config file; ConfigError naming the file (and line) otherwise."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
+
+
 class AlbertConfig:
     """Hyperparameters of an ALBERT model, keyed exactly as `albert_config.json`.
 
@@ -97,14 +108,7 @@ class AlbertConfig:
     def from_json_file(cls, path: str | os.PathLike) -> "AlbertConfig":
         """Reads an `albert_config.json` (original or ours)."""
         path = os.fspath(path)
-        try:
-            with open(path, encoding="utf-8") as f:
-                values = json.load(f)
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: config file not found") from None
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
-        return cls.from_dict(values, source=path)
+        return cls.from_dict(read_json_file(path), source=path)
 
     @classmethod
     def from_hf_config(cls, hf_config: Mapping[str, Any] | str | os.PathLike) -> "AlbertConfig":

@@ -21,7 +21,8 @@ from absl import app, flags, logging
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_directory", None,
                     "Directory with albert_config.json and the checkpoint (a released tarball).")
-flags.DEFINE_string("checkpoint_name", "model.ckpt-best", "Checkpoint prefix in --albert_directory.")
+flags.DEFINE_string("checkpoint_name", "model.ckpt-best",
+                    "Checkpoint prefix in --albert_directory.")
 flags.DEFINE_bool("do_lower_case", True, "Accepted for the original's command lines; unused.")
 flags.DEFINE_string("export_path", None, "Prefix of the checkpoint to write.")
 flags.mark_flags_as_required(["albert_directory", "export_path"])

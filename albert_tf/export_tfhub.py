@@ -14,7 +14,7 @@ released tarballs; the export then carries the MLM head, as the original's modul
 written under a temporary name, reloaded and checked against the Keras model, and only then
 renamed into place; a failed export leaves nothing behind.
 
-    python -m albert_tf.export_tfhub --albert_directory=albert_base \
+    python -m albert_tf.export_tfhub --albert_directory=albert_base \\
         --checkpoint_name=model.ckpt-best --export_path=/tmp/albert_base_hub
 """
 
@@ -51,7 +51,8 @@ flags.DEFINE_integer("seq_length", 128, "Default sequence length of the preproce
 flags.DEFINE_string("albert_directory", None,
                     "A released-tarball layout: albert_config.json, the checkpoint and "
                     "30k-clean.model (each used unless its own flag is given).")
-flags.DEFINE_string("checkpoint_name", "model.ckpt-best", "Checkpoint prefix in --albert_directory.")
+flags.DEFINE_string("checkpoint_name", "model.ckpt-best",
+                    "Checkpoint prefix in --albert_directory.")
 flags.DEFINE_boolean("use_einsum", True, "Accepted for the original's command lines; no effect "
                      "(the export has no TF1-only op to avoid).")
 TARBALL_CONFIG = "albert_config.json"
@@ -148,7 +149,8 @@ def resolve_sources(albert_directory: str | None, albert_config_file: str | None
             checkpoint = checkpoint or albert_directory
         else:
             checkpoint = checkpoint or os.path.join(albert_directory, checkpoint_name)
-            albert_config_file = albert_config_file or os.path.join(albert_directory, TARBALL_CONFIG)
+            albert_config_file = (albert_config_file
+                                  or os.path.join(albert_directory, TARBALL_CONFIG))
             tarball_spm = os.path.join(albert_directory, TARBALL_SPM)
             if not spm_model_file and tf.io.gfile.exists(tarball_spm):
                 spm_model_file = tarball_spm
@@ -175,8 +177,8 @@ def main(argv: list[str]) -> None:
     try:
         if FLAGS.export_path:
             if not config_file and not checkpoints.is_hf_checkpoint(checkpoint):
-                raise app.UsageError("--export_path needs --albert_config_file (or --albert_directory, "
-                                     "or a Hugging Face --checkpoint directory)")
+                raise app.UsageError("--export_path needs --albert_config_file (or "
+                                     "--albert_directory, or a Hugging Face --checkpoint)")
             config = task_config(config_file, None, checkpoint)
             export_encoder(config, checkpoint, FLAGS.export_path, spm_model_file,
                            FLAGS.do_lower_case, with_mlm)

@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import tempfile
@@ -37,7 +36,7 @@ from albert_tf.checkpoints.original import (load_original_checkpoint, resolve_ch
                                             write_name_based_checkpoint)
 from albert_tf.checkpoints.ours import unescape_key
 from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport
-from albert_tf.config import EMBEDDING_PROJECTION_KEY, AlbertConfig, ConfigError
+from albert_tf.config import EMBEDDING_PROJECTION_KEY, AlbertConfig, ConfigError, read_json_file
 
 TARGETS = ("original", "hf", "keras")
 HEADS = ("encoder", "pretraining", "masked_lm", "classification", "multiple_choice",
@@ -46,7 +45,8 @@ HEADS = ("encoder", "pretraining", "masked_lm", "classification", "multiple_choi
 HF_CLASS_OF_HEAD = {
     "encoder": "AlbertModel", "pretraining": "AlbertForPreTraining",
     "masked_lm": "AlbertForMaskedLM", "classification": "AlbertForSequenceClassification",
-    "multiple_choice": "AlbertForMultipleChoice", "question_answering": "AlbertForQuestionAnswering",
+    "multiple_choice": "AlbertForMultipleChoice",
+    "question_answering": "AlbertForQuestionAnswering",
 }
 HEAD_OF_HF_CLASS = {name: head for head, name in HF_CLASS_OF_HEAD.items()}
 # Model parts a head's model may lack in its input (left out of the output too).
@@ -126,13 +126,7 @@ def read_config_file(path: str) -> AlbertConfig:
     """An `albert_config.json`, or an HF `config.json` (or its directory), told by its keys."""
     if os.path.isdir(path):
         return AlbertConfig.from_hf_config(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            values = json.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
+    values = read_json_file(path)
     if isinstance(values, dict) and "model_type" in values:
         return AlbertConfig.from_hf_config(path)
     return AlbertConfig.from_dict(values, source=path)
@@ -210,8 +204,9 @@ def _publish(staging: str, output: str) -> None:
 def _write_original(model: Any, config: AlbertConfig, restored: set[int], directory: str,
                     global_step: int | None) -> int:
     if config.hidden_act.lower() not in ("gelu", "relu", "tanh", "linear"):
-        raise ConfigError(f"field 'hidden_act' {config.hidden_act!r} does not exist in the original "
-                          "release (its 'gelu' is the tanh form); keep this model in hf or keras")
+        raise ConfigError(f"field 'hidden_act' {config.hidden_act!r} does not exist in the "
+                          "original release (its 'gelu' is the tanh form); keep this model in hf "
+                          "or keras")
     if config.extra.get(EMBEDDING_PROJECTION_KEY) and config.embedding_size == config.hidden_size:
         raise ConfigError("the model has an E→H projection at embedding_size = hidden_size, which "
                           "the original release does not have; keep it in hf or keras")

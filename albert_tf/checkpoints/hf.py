@@ -164,7 +164,8 @@ def load_hf_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = (),
     if type(model).__name__ in _POOLER_UNUSED:
         allow += _part_patterns(["pooler"])
     architecture = (raw_config.get("architectures") or [None])[0]
-    foreign = [n for n in getattr(HF_CLASSES.get(architecture), "foreign_tensors", ()) if n in found]
+    hf_class = HF_CLASSES.get(architecture)
+    foreign = [n for n in (hf_class.foreign_tensors if hf_class else ()) if n in found]
     tied = [n for n in HF_TIED if n in found]
     identity_projection = ("projection" not in owners and all(n in found for n in PROJECTION_NAMES)
                            and _is_identity_projection(weights, names))

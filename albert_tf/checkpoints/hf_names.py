@@ -24,7 +24,8 @@ OUR_SHARED_SCOPE = re.compile(r"group_(\d+)/inner_group_(\d+)")
 # `model_parts`; the names are those of the full models (`albert.` prefix).
 HF_NAME_TABLE: tuple[tuple[str, str, str, str], ...] = (
     ("embeddings", "albert.embeddings.word_embeddings.weight", "word_embeddings", AS_IS),
-    ("embeddings", "albert.embeddings.token_type_embeddings.weight", "token_type_embeddings", AS_IS),
+    ("embeddings", "albert.embeddings.token_type_embeddings.weight", "token_type_embeddings",
+     AS_IS),
     ("embeddings", "albert.embeddings.position_embeddings.weight", "position_embeddings", AS_IS),
     ("embeddings", "albert.embeddings.LayerNorm.weight", "layer_norm.gamma", AS_IS),
     ("embeddings", "albert.embeddings.LayerNorm.bias", "layer_norm.beta", AS_IS),

@@ -41,7 +41,8 @@ class LoadReport:
     def summary(self) -> str:
         text = f"restored {len(self.restored)} variables from {self.path}"
         if self.missing:
-            text += f"; {len(self.missing)} left as initialised (allowed): {', '.join(self.missing)}"
+            text += (f"; {len(self.missing)} left as initialised (allowed): "
+                     f"{', '.join(self.missing)}")
         if self.unused:
             text += f"; {len(self.unused)} checkpoint variables unused: {', '.join(self.unused)}"
         return text

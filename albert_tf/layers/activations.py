@@ -45,5 +45,6 @@ def get_activation(name: str | Callable | None) -> Callable:
         return name
     key = str(name).lower()
     if key not in _ACTIVATIONS:
-        raise ValueError(f"unknown activation {name!r}; expected one of {', '.join(ACTIVATION_NAMES)}")
+        raise ValueError(f"unknown activation {name!r}; expected one of "
+                         f"{', '.join(ACTIVATION_NAMES)}")
     return _ACTIVATIONS[key]

@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from albert_tf import AlbertConfig
+from albert_tf import AlbertConfig, cli
 from albert_tf.finetuning.model_source import ModelSourceError, task_config, task_tokenizer
 from albert_tf.glue import GlueProcessor, get_task
 from albert_tf.glue.features import convert_examples_to_features
@@ -21,7 +21,6 @@ from albert_tf.squad.runner import run as run_squad
 from tests.checkpoints.hf_models import build, hf_config, torch
 from tests.conftest import tiny_config
 from tests.text_assets import text_assets  # noqa: F401  (session fixture)
-from tests.training import processes
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 GLUE_DIR = os.path.join(FIXTURES, "glue")
@@ -118,16 +117,21 @@ def test_run_squad_v1_and_run_race_from_hf_directories(hf_dirs, tmp_path):
     assert np.isfinite(race.train_logs["loss"])
 
 
-def test_bad_directories_exit_1_with_one_line_and_write_nothing(hf_dirs, tmp_path):
+def test_bad_directories_exit_1_with_one_line_and_write_nothing(hf_dirs, tmp_path, capsys):
+    """As run_classifier.py's main: `<script>: error: <file>: …` on stderr, exit status 1."""
     _, directory = hf_dirs["AlbertForSequenceClassification"]
     corrupt = tmp_path / "corrupt"
     shutil.copytree(directory, corrupt)
     (corrupt / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}")
-    result = processes.run(["run_classifier.py", "--task_name=MRPC", f"--data_dir={GLUE_DIR}",
-                            f"--init_checkpoint={corrupt}", f"--output_dir={tmp_path}/out",
-                            "--do_train", "--max_seq_length=32", "--train_step=1"])
-    assert result.returncode == 1
-    lines = [line for line in result.stderr.splitlines() if line.startswith("run_classifier:")]
-    assert len(lines) == 1 and lines[0].startswith(
-        f"run_classifier: error: {corrupt}/model.safetensors: not a readable safetensors file")
-    assert not os.path.exists(tmp_path / "out")
+    no_config = tmp_path / "no_config"
+    shutil.copytree(directory, no_config)
+    os.remove(no_config / "config.json")
+    for bad, message in ((corrupt, f"{corrupt}/model.safetensors: not a readable safetensors file"),
+                         (no_config, f"{no_config}/config.json: not found")):
+        options = glue_options(str(bad), tmp_path / "out", do_train=True)
+        with pytest.raises(SystemExit) as exit_info:
+            cli.run_script("run_classifier", ["run_classifier.py"], lambda: run_glue(options))
+        assert exit_info.value.code == 1
+        stderr = capsys.readouterr().err
+        assert stderr.count("\n") == 1 and stderr.startswith(f"run_classifier: error: {message}")
+        assert not os.path.exists(tmp_path / "out")
