@@ -27,6 +27,7 @@ from typing import Sequence
 from absl import app, flags
 
 from albert_tf import cli
+from albert_tf.finetuning import preflight
 from albert_tf.training import flags as training_flags
 from albert_tf.training.choices import OPTIMIZER_NAMES
 
@@ -108,7 +109,7 @@ def check_input_files(config) -> list[str]:
     check_record_files(files, RecordExpectations(
         max_seq_length=FLAGS.max_seq_length, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
         kind=F.DYNAMIC if FLAGS.dynamic_masking else F.STATIC, vocab_size=config.vocab_size,
-        vocab_source=f"--albert_config_file={FLAGS.albert_config_file}"))
+        vocab_source=preflight.config_source(FLAGS)))
     return files
 
 
@@ -126,6 +127,7 @@ def run(callbacks: Sequence = ()) -> dict:
         raise ValueError(f"--max_seq_length={FLAGS.max_seq_length} exceeds the model's "
                          f"max_position_embeddings ({config.max_position_embeddings})")
     check_input_files(config)
+    preflight.check_pretraining_init_checkpoint(config, FLAGS)  # before output_dir exists
     # The model, the trainer and the input pipeline only now: nothing is written above.
     import tensorflow as tf
 
@@ -155,7 +157,7 @@ def run(callbacks: Sequence = ()) -> dict:
             FLAGS.start_warmup_step, FLAGS.poly_power))
 
     id_limits = IdLimits(config.vocab_size, config.type_vocab_size,
-                         source=f"--albert_config_file={FLAGS.albert_config_file}")
+                         source=preflight.config_source(FLAGS))
 
     def dataset_fn(batch_size: int, is_training: bool):
         return pretraining_dataset_fn(

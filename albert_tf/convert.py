@@ -39,13 +39,18 @@ flags.mark_flags_as_required(["input", "output", "to"])
 def main(argv: Sequence[str]) -> None:
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    from albert_tf.checkpoints.conversion import convert_checkpoint  # TensorFlow only now
+    # TensorFlow only now.
+    from albert_tf.checkpoints import CheckpointMismatchError
+    from albert_tf.checkpoints.conversion import convert_checkpoint
+    from albert_tf.finetuning.preflight import checkpoint_error
 
     try:
         result = convert_checkpoint(FLAGS.input, FLAGS.output, FLAGS.to, FLAGS.albert_config_file,
                                     FLAGS.head, FLAGS.spm_model_file)
     except (ValueError, FileNotFoundError) as e:  # mismatches and config errors are ValueErrors
         logging.debug("traceback", exc_info=True)
+        if isinstance(e, (CheckpointMismatchError, FileNotFoundError)):  # the input's fault
+            e = checkpoint_error("input", FLAGS.input, e)
         print(f"convert: error: {e}", file=sys.stderr)
         sys.exit(1)
     print(f"{result.source_kind} ({result.head}) → {result.target}: {result.output}")

@@ -36,6 +36,7 @@ from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.export.encoder_export import save_encoder_export
 from albert_tf.export.preprocessing import save_preprocessing_export
 from albert_tf.finetuning.model_source import task_config
+from albert_tf.finetuning.preflight import checkpoint_errors
 from albert_tf.models import AlbertPretrainer
 from albert_tf.models.encoder import INPUT_NAMES
 
@@ -110,7 +111,8 @@ def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: st
     pretrainer = AlbertPretrainer(config)
     if checkpoint:
         allow = () if with_mlm else ("mlm_head", "sop_head")
-        checkpoints.restore_model_weights(pretrainer, checkpoint, allow_missing=allow)
+        with checkpoint_errors("checkpoint", checkpoint):
+            checkpoints.restore_model_weights(pretrainer, checkpoint, allow_missing=allow)
     else:
         logging.warning("No --checkpoint: exporting randomly initialised weights")
     staging = _staged(export_path)

@@ -18,7 +18,8 @@ from albert_tf.checkpoints.kinds import (KINDS, checkpoint_kind, is_hf_checkpoin
                                          is_original_checkpoint)
 from albert_tf.checkpoints.loading import (load_checkpoint, named_variables,
                                            restore_model_weights, validate_checkpoint)
-from albert_tf.checkpoints.model_parts import ENCODER_PARTS, HEAD_PARTS
+from albert_tf.checkpoints.model_parts import (ENCODER_PARTS, HEAD_PARTS, part_owners,
+                                               unread_parts)
 from albert_tf.checkpoints.original import (NAME_TABLE, SKIPPED_PATTERNS, load_original_checkpoint,
                                             resolve_checkpoint_path, save_original_checkpoint,
                                             variable_map, write_name_based_checkpoint)
@@ -32,7 +33,7 @@ __all__ = [
     "SKIPPED_PATTERNS", "checkpoint_kind", "hf_variable_map", "is_hf_checkpoint",
     "is_original_checkpoint", "load_checkpoint", "load_hf_checkpoint",
     "load_original_checkpoint", "load_tf2_checkpoint", "named_variables",
-    "read_hf_model_config", "resolve_checkpoint_path", "restore_model_weights",
-    "save_hf_checkpoint", "save_original_checkpoint", "spm_model_of", "validate_checkpoint",
-    "variable_map", "write_name_based_checkpoint",
+    "part_owners", "read_hf_model_config", "resolve_checkpoint_path", "restore_model_weights",
+    "save_hf_checkpoint", "save_original_checkpoint", "spm_model_of", "unread_parts",
+    "validate_checkpoint", "variable_map", "write_name_based_checkpoint",
 ]

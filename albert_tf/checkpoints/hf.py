@@ -32,7 +32,7 @@ from albert_tf.checkpoints.hf_names import (BASE_PREFIX, HF_CLASSES, HF_NAME_TAB
                                             HF_SKIPPED, HF_TIED, NO_HF_EQUIVALENT,
                                             PROJECTION_NAMES, TRANSPOSED)
 from albert_tf.checkpoints.model_parts import (ENCODER_PARTS, check_built, encoder_of,
-                                               part_owners, resolve)
+                                               part_owners, resolve, unread_parts)
 from albert_tf.checkpoints.report import (CheckpointFileError, CheckpointMismatchError,
                                           LoadReport, compare, matches)
 
@@ -44,9 +44,6 @@ DEFAULT_HF_CLASS = {
     "AlbertMultipleChoice": "AlbertForMultipleChoice",
     "AlbertSpanLabeler": "AlbertForQuestionAnswering",
 }
-# Models whose outputs never read the pooled output: HF's QA and masked-LM files have no
-# pooler, and these models may load them with the pooler left as initialised.
-_POOLER_UNUSED = ("AlbertSpanLabeler",)
 
 
 class HFTarget(NamedTuple):
@@ -161,8 +158,7 @@ def load_hf_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = (),
     targets, unmapped = hf_variable_map(model)
     owners = part_owners(model)
     allow = _part_patterns(allow_missing)
-    if type(model).__name__ in _POOLER_UNUSED:
-        allow += _part_patterns(["pooler"])
+    allow += _part_patterns(unread_parts(model))  # e.g. HF's QA file has no pooler
     architecture = (raw_config.get("architectures") or [None])[0]
     hf_class = HF_CLASSES.get(architecture)
     foreign = [n for n in (hf_class.foreign_tensors if hf_class else ()) if n in found]
@@ -185,6 +181,11 @@ def load_hf_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = (),
         problems.append("albert.encoder.embedding_hidden_mapping_in is not the identity but the "
                         "model (embedding_size = hidden_size) has no E→H projection; build the "
                         "model from AlbertConfig.from_hf_config(directory), which keeps it")
+    if (hf_class is not None and not hf_class.has_pooler and "pooler" in owners
+            and not all(matches(n, allow) for n in hf_names.POOLER_NAMES)):
+        problems.append(f"HF {architecture} files have no pooler, which {type(model).__name__} "
+                        "reads (a file with one: AlbertModel, AlbertForPreTraining, "
+                        "AlbertForSequenceClassification, AlbertForMultipleChoice)")
     if "squad_v2_head" in owners and "qa_outputs.weight" in found:
         problems.append(f"HF {architecture or 'AlbertForQuestionAnswering'} cannot fill this "
                         f"model: {NO_HF_EQUIVALENT['squad_v2_head']}")

@@ -74,6 +74,7 @@ HF_TIED = {
 # Entries that are never weights (a buffer older transformers versions saved).
 HF_SKIPPED = ("albert.embeddings.position_ids",)
 BASE_PREFIX = "albert."
+POOLER_NAMES = ("albert.pooler.weight", "albert.pooler.bias")
 PROJECTION_NAMES = ("albert.encoder.embedding_hidden_mapping_in.weight",
                     "albert.encoder.embedding_hidden_mapping_in.bias")
 

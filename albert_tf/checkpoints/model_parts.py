@@ -15,6 +15,9 @@ import tensorflow as tf
 # Parts of the encoder, then the heads a root model may own (attribute names of the model).
 ENCODER_PARTS = ("embeddings", "projection", "attention", "ffn", "pooler")
 HEAD_PARTS = ("mlm_head", "sop_head", "classifier_head", "squad_v1_head", "squad_v2_head")
+# Encoder parts a task model has but never reads: the span labeler's outputs do not depend on
+# the pooler (HF's AlbertForQuestionAnswering file has none).
+UNREAD_PARTS = {"AlbertSpanLabeler": ("pooler",)}
 
 
 def resolve(owner: Any, path: str) -> tf.Variable:
@@ -54,6 +57,11 @@ def part_owners(model: Any) -> dict[str, list[tuple[str, Any]]]:
         if head is not None and model is not encoder:
             owners[part] = [("", head)]
     return owners
+
+
+def unread_parts(model: Any) -> tuple[str, ...]:
+    """The encoder parts `model` holds but whose weights never reach its outputs."""
+    return UNREAD_PARTS.get(type(model).__name__, ())
 
 
 def check_built(layer: Any) -> None:

@@ -64,16 +64,19 @@ def _hf_directory_config(albert_config_file: str | None, directory: str) -> Albe
 
     The weights file's header is read too, so an unreadable directory fails here, before
     any feature file is written."""
-    config = AlbertConfig.from_hf_config(directory)
-    HFWeights(hf_directory(directory))
+    try:
+        config = AlbertConfig.from_hf_config(directory)
+        HFWeights(hf_directory(directory))
+    except ValueError as e:  # ConfigError, CheckpointFileError: one line naming the file
+        raise ModelSourceError(f"--init_checkpoint={directory}: {e}") from None
     if albert_config_file:
         given = AlbertConfig.from_json_file(albert_config_file)
         differing = hf_config.differing_keys(given.to_dict(), config.to_dict(), _COMPARED_KEYS)
         if differing:
             raise ModelSourceError(
-                f"albert_config_file {albert_config_file} and init_checkpoint {directory}/"
-                f"config.json disagree ({'; '.join(differing)}); omit albert_config_file to use "
-                "the directory's")
+                f"--albert_config_file={albert_config_file} and the config.json of "
+                f"--init_checkpoint={directory} disagree ({'; '.join(differing)}); omit "
+                "--albert_config_file to use the directory's")
     logging.info("Model config from %s/config.json", directory)
     return config
 

@@ -46,6 +46,9 @@ class RestoreReport:
     head_total: int
     missing: list[str]
     heads: tuple[str, ...] = ("classifier_head",)
+    # Missing names of encoder parts the model never reads (the span labeler's pooler).
+    unread_missing: list[str] = dataclasses.field(default_factory=list)
+    model_name: str = ""
 
     def summary(self) -> str:
         head = " + ".join(part.replace("_", "-") for part in self.heads)
@@ -54,37 +57,58 @@ class RestoreReport:
                 f"{self.kind} checkpoint {self.path}")
         if self.missing:
             text += f"; left as initialised: {', '.join(self.missing)}"
+        if self.unread_missing:
+            text += (f"; not in the checkpoint and never read by {self.model_name}: "
+                     f"{', '.join(self.unread_missing)}")
         return text
 
 
-def restore_initial_weights(model: keras.Model, path: str) -> RestoreReport:
+def restore_initial_weights(model: keras.Model, path: str,
+                            dry_run: bool = False) -> RestoreReport:
     """Loads `path` (original TF1, Hugging Face or ours) into a task model; the head may be absent.
 
     `model` needs `.encoder` and a head part (`head_parts`). Raises CheckpointMismatchError
-    when any encoder variable is missing, so a fine-tune never starts from a partly random
-    encoder.
+    when any encoder variable the model reads is missing, so a fine-tune never starts from a
+    partly random encoder. `dry_run` compares names and shapes only and assigns nothing
+    (`check_initial_weights`).
     """
     kind = checkpoints.checkpoint_kind(path)  # "original", "tf2" (ours) or "hf"
+    load = checkpoints.validate_checkpoint if dry_run else checkpoints.load_checkpoint
     encoder_ids = {id(v) for v in model.encoder.trainable_variables}
+    unread_ids = _unread_ids(model)
     heads = head_parts(model)
     head_total = sum(len(getattr(model, part).trainable_variables) for part in heads)
     if kind in ("original", "hf"):
-        report = checkpoints.load_checkpoint(model, path, allow_missing=heads)
-        missing = list(report.missing)
+        report = load(model, path, allow_missing=heads)
         kind_name = {"original": "original TF1", "hf": "Hugging Face"}[kind]
     else:
-        report = checkpoints.load_checkpoint(model, path, allow_missing=["*"])
-        missing = list(report.missing)
-        missing_encoder = [k for k in missing if id(report.targets[k]) in encoder_ids]
+        report = load(model, path, allow_missing=["*"])
+        missing_encoder = [k for k in report.missing if id(report.targets[k]) in encoder_ids
+                           and id(report.targets[k]) not in unread_ids]
         if missing_encoder or not report.restored:
             raise checkpoints.CheckpointMismatchError(
                 f"{report.path}: checkpoint lacks {len(missing_encoder)} encoder variable(s): "
                 f"{', '.join(missing_encoder) or '(all)'}")
         kind_name = "albert-tf"
-    path = report.path
     restored = [report.targets[n] for n in report.restored]
     encoder_restored = sum(id(v) in encoder_ids for v in restored)
-    result = RestoreReport(path, kind_name, encoder_restored, len(encoder_ids),
-                           len(restored) - encoder_restored, head_total, missing, tuple(heads))
-    logging.info("Warm start: %s", result.summary())
+    result = RestoreReport(
+        report.path, kind_name, encoder_restored, len(encoder_ids),
+        len(restored) - encoder_restored, head_total,
+        [n for n in report.missing if id(report.targets[n]) not in unread_ids], tuple(heads),
+        [n for n in report.missing if id(report.targets[n]) in unread_ids], type(model).__name__)
+    if not dry_run:
+        logging.info("Warm start: %s", result.summary())
     return result
+
+
+def check_initial_weights(model: keras.Model, path: str) -> RestoreReport:
+    """`restore_initial_weights` without assigning: the same errors, from names and shapes."""
+    return restore_initial_weights(model, path, dry_run=True)
+
+
+def _unread_ids(model: keras.Model) -> set[int]:
+    """ids of the variables of encoder parts the model never reads (`unread_parts`)."""
+    owners = checkpoints.part_owners(model)
+    return {id(w) for part in checkpoints.unread_parts(model)
+            for _, layer in owners.get(part, ()) for w in layer.weights}

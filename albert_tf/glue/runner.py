@@ -17,7 +17,7 @@ from absl import logging
 
 from albert_tf.finetuning.metrics import mean_of_batch_means
 from albert_tf.finetuning.model_source import task_config, task_tokenizer
-from albert_tf.finetuning.preflight import check_vocab_fits
+from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.run import FineTuningError, FineTuningRun, FixedStepOptions
 from albert_tf.finetuning.warm_start import RestoreReport
 from albert_tf.glue import records
@@ -108,6 +108,9 @@ class GlueRun(FineTuningRun):
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
                                         opts.albert_hub_module_handle, opts.init_checkpoint)
         check_vocab_fits(self.config, self.tokenizer, opts)
+        model_fn = classifier_model_fn(self.config, self.task.num_labels,
+                                       opts.albert_hub_module_handle)
+        check_init_checkpoint(model_fn, opts)
         self.processor = GlueProcessor(self.task, self.tokenizer.uses_sentencepiece,
                                        opts.do_lower_case)
         self.result = GlueRunResult(eval_results=self.eval_results)
@@ -119,8 +122,6 @@ class GlueRun(FineTuningRun):
         for split, examples in self.examples.items():
             logging.info("%s %s: %d examples", self.task.name, split, len(examples))
         self.records = {split: self._records(split) for split in wanted}
-        model_fn = classifier_model_fn(self.config, self.task.num_labels,
-                                       opts.albert_hub_module_handle)
         self.setup(model_fn, glue_objective(self.task), self.task.metric_key,
                    num_train_steps=opts.train_step, num_warmup_steps=opts.warmup_step,
                    optimizer_name=opts.optimizer, keep_checkpoint_max=KEEP_ALL_CHECKPOINTS)

@@ -64,7 +64,7 @@ def other_group_names(model: keras.Model, kind: str) -> list[str]:
 
 
 def warm_start(model: keras.Model, path: str, init_from_group0: bool = False,
-               allow_missing: Sequence[str] = ()) -> None:
+               allow_missing: Sequence[str] = (), dry_run: bool = False) -> None:
     """Loads model weights from `path` (original TF1, Hugging Face or ours), logging each.
 
     Args:
@@ -73,11 +73,15 @@ def warm_start(model: keras.Model, path: str, init_from_group0: bool = False,
         init_from_group0: groups absent from the checkpoint start from group 0 (§3.5).
         allow_missing: model parts / name globs an original or HF checkpoint may lack (e.g.
             a fine-tuning head); our checkpoints always allow missing variables (logged).
+        dry_run: compare names and shapes only (the same errors); assign nothing.
     """
     kind = checkpoints.checkpoint_kind(path)
     allow = list(allow_missing) if kind != "tf2" else ["*"]
     if init_from_group0:
         allow += [glob_escape(n) for n in other_group_names(model, kind)]
+    if dry_run:
+        checkpoints.validate_checkpoint(model, path, allow_missing=allow)
+        return
     report = checkpoints.load_checkpoint(model, path, allow_missing=allow)
     missing_ids = {id(report.targets[n]) for n in report.missing}
     if init_from_group0:

@@ -54,9 +54,9 @@ def test_config_and_tokenizer_come_from_the_directory(hf_dirs, tmp_path):
     with pytest.raises(ModelSourceError) as error:
         task_config(str(other), None, directory)
     assert str(error.value) == (
-        f"albert_config_file {other} and init_checkpoint {directory}/config.json disagree "
-        "(num_hidden_layers: 3 vs 2; hidden_act: 'gelu_exact' vs 'gelu'); omit "
-        "albert_config_file to use the directory's")
+        f"--albert_config_file={other} and the config.json of --init_checkpoint={directory} "
+        "disagree (num_hidden_layers: 3 vs 2; hidden_act: 'gelu_exact' vs 'gelu'); omit "
+        "--albert_config_file to use the directory's")
 
 
 def glue_options(directory, output_dir, **overrides):
@@ -103,7 +103,13 @@ def test_run_squad_v1_and_run_race_from_hf_directories(hf_dirs, tmp_path):
         do_train=True, max_seq_length=64, doc_stride=32, max_query_length=16,
         train_batch_size=16, num_train_epochs=0.5, learning_rate=1e-3, seed=1, log_steps=1))
     # Encoder and qa_outputs; HF's QA file has no pooler, which the span model never reads.
-    assert squad.restored_variables == 25 - 2 + 2
+    report = squad.restore_report
+    assert (report.kind, report.encoder_restored, report.encoder_total, report.head_restored,
+            report.head_total) == ("Hugging Face", 23, 25, 2, 2)
+    assert report.missing == [] and report.unread_missing == ["albert.pooler.weight",
+                                                              "albert.pooler.bias"]
+    assert report.summary().endswith("; not in the checkpoint and never read by "
+                                      "AlbertSpanLabeler: albert.pooler.weight, albert.pooler.bias")
     assert squad.num_train_steps >= 1 and np.isfinite(squad.train_logs["loss"])
 
     _, mc = hf_dirs["AlbertForMultipleChoice"]
@@ -126,8 +132,10 @@ def test_bad_directories_exit_1_with_one_line_and_write_nothing(hf_dirs, tmp_pat
     no_config = tmp_path / "no_config"
     shutil.copytree(directory, no_config)
     os.remove(no_config / "config.json")
-    for bad, message in ((corrupt, f"{corrupt}/model.safetensors: not a readable safetensors file"),
-                         (no_config, f"{no_config}/config.json: not found")):
+    for bad, message in (
+            (corrupt, f"--init_checkpoint={corrupt}: {corrupt}/model.safetensors: not a "
+                      "readable safetensors file"),
+            (no_config, f"--init_checkpoint={no_config}: {no_config}/config.json: not found")):
         options = glue_options(str(bad), tmp_path / "out", do_train=True)
         with pytest.raises(SystemExit) as exit_info:
             cli.run_script("run_classifier", ["run_classifier.py"], lambda: run_glue(options))
