@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import random
 from typing import Any, Callable, Iterator
 
 from albert_tf.config import AlbertConfig
@@ -118,10 +119,17 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
         from albert_tf.finetuning.warm_start import check_initial_weights as check
     with checkpoint_errors(flag, path):
         checkpoint_kind(path)  # a missing or unreadable path fails before any model is built
-    with tf.Graph().as_default():  # variables without values: no weights are allocated
-        model = build_model()
-        with checkpoint_errors(flag, path):
-            check(model, path)
+    # Variables without values: no weights are allocated. Keras draws each initializer's
+    # seed from Python's `random`; its state is put back so the run's own model is
+    # initialised exactly as without the check (a seeded run gives the same numbers).
+    random_state = random.getstate()
+    try:
+        with tf.Graph().as_default():
+            model = build_model()
+            with checkpoint_errors(flag, path):
+                check(model, path)
+    finally:
+        random.setstate(random_state)
 
 
 def check_pretraining_init_checkpoint(config: AlbertConfig, opts: Any) -> None:
