@@ -34,7 +34,8 @@ FLAGS = flags.FLAGS
 # ----- the original's flags (spec §10.1) -----
 flags.DEFINE_string("data_dir", None, "Directory holding RACE/{train,dev,test}/{middle,high}/.")
 flags.DEFINE_string("albert_config_file", None,
-                    "albert_config.json of the model; required unless --albert_hub_module_handle.")
+                    "albert_config.json of the model; required unless --albert_hub_module_handle "
+                    "or a Hugging Face --init_checkpoint directory (its config.json).")
 flags.DEFINE_enum("task_name", "race", ["race"], "The task (the only one).", case_sensitive=False)
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (ignored with --spm_model_file).")
 flags.DEFINE_string("train_file", None,
@@ -47,11 +48,12 @@ flags.DEFINE_string("predict_file", None,
                     "unused by the original, Q28).")
 flags.DEFINE_string("spm_model_file", None,
                     "SentencePiece model; with --albert_hub_module_handle the export's is the "
-                    "default.")
+                    "default, with a Hugging Face --init_checkpoint directory its spiece.model.")
 flags.DEFINE_string("output_dir", None, "Checkpoints, eval_results.txt, predictions.")
 flags.DEFINE_string("init_checkpoint", None,
-                    "Initial weights: an original TF1 checkpoint or one of ours (every encoder "
-                    "variable must be present; the log states the counts).")
+                    "Initial weights: an original TF1 checkpoint, a Hugging Face directory or "
+                    "one of ours (every encoder variable must be present; the log states the "
+                    "counts).")
 flags.DEFINE_string("albert_hub_module_handle", None,
                     "An exported encoder SavedModel instead of config + checkpoint.")
 flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).")

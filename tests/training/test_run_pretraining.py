@@ -108,3 +108,28 @@ def test_bad_id_deep_in_a_file_stops_training_with_file_and_record(config_file, 
                        f"of --albert_config_file={config_file})")
     assert not any(name.startswith("ckpt") or name.startswith("model.ckpt")
                    for name in os.listdir(out))
+
+
+def test_init_checkpoint_that_does_not_fit_stops_before_output_dir(tmp_path):
+    """An HF sequence classifier as --init_checkpoint (its config.json stands in for
+    --albert_config_file): the pretrainer's MLM and SOP heads are missing, said in one line
+    before the Trainer creates output_dir. (The other cases: tests/finetuning/test_preflight.)"""
+    from albert_tf import checkpoints
+    from albert_tf.models import AlbertClassifier
+    from tests.conftest import random_inputs
+
+    config = tiny_config(vocab_size=100, max_position_embeddings=64)
+    classifier = AlbertClassifier(config, 3)
+    classifier({k: v for k, v in random_inputs(config).items() if k != "masked_lm_positions"})
+    directory = checkpoints.save_hf_checkpoint(classifier, str(tmp_path / "hf"))
+    data = record_files.write(str(tmp_path / "data.tfrecord"), record_files.rows(8, SEQ, PRED))
+    out = tmp_path / "out"
+    result = processes.run(["run_pretraining.py", f"--init_checkpoint={directory}",
+                            f"--input_file={data}", f"--output_dir={out}",
+                            f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PRED}",
+                            "--train_batch_size=4", "--num_train_steps=2"], timeout=300)
+    assert error_line(result).startswith(
+        f"--init_checkpoint={directory}: {directory}/model.safetensors: checkpoint does not "
+        "match AlbertPretrainer; model variables missing from the checkpoint (7): "
+        "predictions.dense.weight, predictions.dense.bias")
+    assert not out.exists()
