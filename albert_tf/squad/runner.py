@@ -87,6 +87,8 @@ class SquadRunOptions:
     jit_compile: bool = False
     dtype: str = "float32"
     seed: int | None = None
+    clip_norm_mode: str = "original"
+    recompute_grad: bool = False
 
 
 @dataclasses.dataclass
@@ -244,7 +246,8 @@ class SquadRun:
             iterations_per_loop=min(opts.iterations_per_loop, opts.save_checkpoints_steps),
             save_checkpoints_steps=opts.save_checkpoints_steps, log_steps=opts.log_steps,
             gradient_accumulation_steps=opts.gradient_accumulation_steps,
-            jit_compile=opts.jit_compile, dtype=opts.dtype)
+            jit_compile=opts.jit_compile, dtype=opts.dtype, clip_norm_mode=opts.clip_norm_mode,
+            recompute_grad=opts.recompute_grad)
         init_fn = self._warm_start if opts.init_checkpoint else None
         return Trainer(self._model, squad_objective(opts.version_2_with_negative), loop_config,
                        optimizer_fn, self.strategy, init_fn=init_fn)

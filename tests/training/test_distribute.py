@@ -21,11 +21,9 @@ def test_named_strategies_and_default():
         get_strategy("mirrorred")
 
 
-def test_mirrored_two_cpus_matches_one_device():
+def test_mirrored_two_cpus_matches_one_device(mirrored_parity):
     """Same global batch on 1 and 2 replicas: same 10 losses (≤ 1e-4 relative)."""
-    result = processes.run(["-m", "tests.training.scripts.mirrored_parity"], timeout=240)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    values = json.loads(result.stdout.strip().splitlines()[-1])
+    values = mirrored_parity
     assert len(values["one_device"]) == len(values["mirrored"]) == 10
     np.testing.assert_allclose(values["mirrored"], values["one_device"], rtol=1e-4)
     assert values["weights_max_diff"] < 1e-5

@@ -16,6 +16,7 @@ REQUIRED = ["--albert_config_file=c.json", "--input_file=x", "--output_dir=out"]
     (["--masked_lm_budget=20"], "use --dynamic_masking"),
     (["--do_train=false"], "at least one of --do_train and --do_eval"),
     (["--gradient_accumulation_steps=0"], "gradient_accumulation_steps"),
+    (["--clip_norm_mode=sparse"], "value should be one of <original|dense>"),
 ])
 def test_bad_flags_fail_before_anything_runs(flags, message):
     result = processes.run(["run_pretraining.py", *REQUIRED, *flags], timeout=60)
@@ -40,5 +41,6 @@ def test_help_lists_original_and_new_flags():
     result = processes.run(["run_pretraining.py", "--helpfull"], timeout=60)
     for name in ("init_from_group0", "poly_power", "iterations_per_loop", "tpu_name",
                  "distribution_strategy", "gradient_accumulation_steps", "dynamic_masking",
-                 "deterministic", "log_steps", "jit_compile", "num_gpus"):
+                 "deterministic", "log_steps", "jit_compile", "num_gpus", "clip_norm_mode",
+                 "recompute_grad"):
         assert f"--{name}" in result.stdout or f"--[no]{name}" in result.stdout, name
