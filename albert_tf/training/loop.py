@@ -417,6 +417,7 @@ class Trainer:
         window_loss, window_steps, window_time = 0.0, 0, 0.0
         window_norm, window_norm_steps = 0.0, 0.0
         last_saved = step if restored else None
+        norm_logged = False
         while step < total:
             def until(every: int) -> int:
                 return every - step % every
@@ -437,6 +438,11 @@ class Trainer:
             window_steps += steps
             window_norm += float(norm_sum)
             window_norm_steps += float(norm_steps)
+            if not norm_logged:
+                logging.info("Gradient clipping: global norm %s (clip_norm_mode=%s); per token "
+                             "occurrence: %s", cfg.clip_norm, cfg.clip_norm_mode,
+                             ", ".join(self.per_occurrence_variables) or "none")
+                norm_logged = True
             if step % cfg.log_steps == 0 or step == total:
                 norm = window_norm / window_norm_steps if window_norm_steps else float("nan")
                 logs = self._window_logs(step, window_loss, window_steps, window_time, norm)

@@ -15,6 +15,7 @@ import tensorflow as tf
 from albert_tf.models import AlbertClassifier, AlbertPretrainer
 from albert_tf.training import Callback, LoopConfig, MeanLossObjective, Trainer, create_optimizer
 from albert_tf.training.clipping import OccurrenceNormRule
+from albert_tf.training.distribute import uses_one_hot_lookups
 from albert_tf.training.pretraining import PretrainingObjective
 from tests.conftest import tiny_config
 from tests.training.test_optimizers import reference_lr, reference_update
@@ -288,3 +289,4 @@ def test_tpu_lookups_and_dense_mode_count_nothing_per_occurrence():
     np.testing.assert_array_equal(dense[0].numpy()[1], [2.0, 2.0])  # dense norm² would be 10
     with pytest.raises(ValueError, match="original, dense"):
         OccurrenceNormRule("sparse")
+    assert not uses_one_hot_lookups(tf.distribute.get_strategy())  # TPUs only
