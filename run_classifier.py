@@ -19,6 +19,8 @@ with one line naming the file and line, and a non-zero exit.
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 from typing import Sequence
 
 from absl import app, flags
@@ -40,7 +42,9 @@ flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (ignored with --spm
 flags.DEFINE_string("spm_model_file", None, "SentencePiece model (the English ALBERTs).")
 flags.DEFINE_string("output_dir", None, "Checkpoints, eval_results.txt, predictions.")
 flags.DEFINE_string("cached_dir", None,
-                    "Where feature TFRecords are cached and reused (default: --output_dir).")
+                    "Where <task>_{train,eval,predict}.tf_record are cached (default: "
+                    "--output_dir). A file here built with other settings is refused; one "
+                    "without a settings sidecar (e.g. the original's) is reused with a warning.")
 flags.DEFINE_string("init_checkpoint", None,
                     "Initial weights: an original TF1 checkpoint or one of ours (every encoder "
                     "variable must be present; the log states the counts).")
@@ -74,6 +78,9 @@ flags.DEFINE_float("threshold_to_export", float("nan"),
 training_flags.define_training_flags()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["data_dir", "task_name", "output_dir"])
+training_flags.register_float_validators({
+    "learning_rate": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),
+    "threshold_to_export": training_flags.FloatRange(unset=True)})
 
 _OPTION_FLAGS = (
     "data_dir", "task_name", "output_dir", "albert_config_file", "vocab_file", "spm_model_file",
@@ -97,4 +104,4 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("run_classifier"))

@@ -11,19 +11,23 @@ The original's run_pretraining flags and defaults (spec §6.1), plus our additio
         --num_warmup_steps=3125 --save_checkpoints_steps=5000
 
 Training resumes from the latest checkpoint in --output_dir; evaluation writes
-output_dir/eval_results.txt (spec §4.4, §6.4).
+output_dir/eval_results.txt (spec §4.4, §6.4). Before anything is built, every input file
+is checked against the flags and the config (lengths, record kind, vocabulary; its JSON
+summary when present); during training each batch's ids are checked on the host. Bad input
+is one line `run_pretraining: error: …` and exit status 1.
 """
 
 from __future__ import annotations
 
-import sys
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 from typing import Sequence
 
-from absl import app, flags, logging
+from absl import app, flags
 
+from albert_tf import cli
 from albert_tf.training import flags as training_flags
 from albert_tf.training.choices import OPTIMIZER_NAMES
-from albert_tf.training.errors import NonFiniteLossError
 
 FLAGS = flags.FLAGS
 
@@ -66,6 +70,32 @@ flags.register_validator("masked_lm_budget", lambda v: v == 0,
                          "--masked_lm_budget is not supported (spec Q12); use --dynamic_masking")
 flags.register_multi_flags_validator(["do_train", "do_eval"], lambda f: f["do_train"] or f["do_eval"],
                                      "at least one of --do_train and --do_eval must be true")
+training_flags.register_float_validators({
+    "learning_rate": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),
+    "poly_power": training_flags.POSITIVE})
+
+
+def check_input_files(config) -> list[str]:
+    """--input_file's files, each checked against the flags and the config before anything
+    is built (albert_tf.data.record_checks)."""
+    from albert_tf.data import features as F
+    from albert_tf.data.masking import SIDECAR_SUFFIX, read_sidecar
+    from albert_tf.data.record_checks import (RecordExpectations, RecordMismatchError,
+                                              check_record_files, resolve_files)
+
+    try:
+        files = resolve_files(FLAGS.input_file)
+    except FileNotFoundError as e:
+        raise FileNotFoundError(f"--input_file: {e}") from None
+    if FLAGS.dynamic_masking and read_sidecar(files[0]) is None:
+        raise RecordMismatchError(
+            f"{files[0]}{SIDECAR_SUFFIX}: missing; --dynamic_masking reads the masking options "
+            f"from the summary create_pretraining_data --dynamic_masking_records writes")
+    check_record_files(files, RecordExpectations(
+        max_seq_length=FLAGS.max_seq_length, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+        kind=F.DYNAMIC if FLAGS.dynamic_masking else F.STATIC, vocab_size=config.vocab_size,
+        vocab_source=f"--albert_config_file={FLAGS.albert_config_file}"))
+    return files
 
 
 def run(callbacks: Sequence = ()) -> dict:
@@ -76,7 +106,12 @@ def run(callbacks: Sequence = ()) -> dict:
     if FLAGS.max_seq_length > config.max_position_embeddings:
         raise ValueError(f"--max_seq_length={FLAGS.max_seq_length} exceeds the model's "
                          f"max_position_embeddings ({config.max_position_embeddings})")
-    # TensorFlow only now: flag and config errors above report in a fraction of a second.
+    check_input_files(config)
+    # The model, the trainer and the input pipeline only now: nothing is written above.
+    import tensorflow as tf
+
+    from albert_tf.data.record_checks import RecordMismatchError
+    from albert_tf.data.value_checks import IdLimits, bad_record_message
     from albert_tf.models import AlbertPretrainer
     from albert_tf.training import LoopConfig, Trainer, create_optimizer, warm_start
     from albert_tf.training.pretraining import PretrainingObjective, pretraining_dataset_fn
@@ -101,34 +136,37 @@ def run(callbacks: Sequence = ()) -> dict:
             FLAGS.optimizer, FLAGS.learning_rate, FLAGS.num_train_steps, FLAGS.num_warmup_steps,
             FLAGS.start_warmup_step, FLAGS.poly_power))
 
+    id_limits = IdLimits(config.vocab_size, config.type_vocab_size,
+                         source=f"--albert_config_file={FLAGS.albert_config_file}")
+
     def dataset_fn(batch_size: int, is_training: bool):
         return pretraining_dataset_fn(
             FLAGS.input_file, batch_size, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
-            is_training=is_training, dynamic_masking=FLAGS.dynamic_masking, seed=FLAGS.seed)
+            is_training=is_training, dynamic_masking=FLAGS.dynamic_masking, seed=FLAGS.seed,
+            id_limits=id_limits)
 
     results: dict = {}
-    if FLAGS.do_train:
-        trainer.train(dataset_fn(FLAGS.train_batch_size, is_training=True))
-    if FLAGS.do_eval:
-        if not FLAGS.do_train:
-            trainer.restore_model()
-        results = trainer.evaluate(dataset_fn(FLAGS.eval_batch_size, is_training=False),
-                                   steps=FLAGS.max_eval_steps)
+    try:
+        if FLAGS.do_train:
+            trainer.train(dataset_fn(FLAGS.train_batch_size, is_training=True))
+        if FLAGS.do_eval:
+            if not FLAGS.do_train:
+                trainer.restore_model()
+            results = trainer.evaluate(dataset_fn(FLAGS.eval_batch_size, is_training=False),
+                                       steps=FLAGS.max_eval_steps)
+    except tf.errors.OpError as e:  # the input's value checks stop a step with their message
+        message = bad_record_message(e)
+        if message is None:
+            raise
+        raise RecordMismatchError(message) from None
     return results
 
 
 def main(argv: Sequence[str], callbacks: Sequence = ()) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    try:
-        run(callbacks)
-    except (FileNotFoundError, ValueError, NonFiniteLossError) as e:
-        # Bad input (ConfigError and CheckpointMismatchError are ValueErrors) or a diverged
-        # run: one line and exit status 1, not a traceback (--verbosity=1 shows it).
-        logging.debug("traceback", exc_info=True)
-        logging.error("%s", e)
-        sys.exit(1)
+    # Bad input (config, checkpoint, records) or a diverged run: one line and exit status 1,
+    # not a traceback (--verbosity=1 logs it).
+    cli.run_script("run_pretraining", argv, lambda: run(callbacks))
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("run_pretraining"))

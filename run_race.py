@@ -21,6 +21,8 @@ Bad input stops the run with one line naming the file, and a non-zero exit.
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 from typing import Sequence
 
 from absl import app, flags
@@ -81,6 +83,9 @@ flags.mark_flags_as_required(["data_dir", "output_dir"])
 flags.register_multi_flags_validator(
     ["high_only", "middle_only"], lambda values: not (values["high_only"] and values["middle_only"]),
     "--high_only and --middle_only exclude each other")
+training_flags.register_float_validators({
+    "learning_rate": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),
+    "dropout_prob": training_flags.DROPOUT})
 
 _OPTION_FLAGS = (
     "data_dir", "albert_config_file", "task_name", "vocab_file", "train_file", "eval_file",
@@ -105,4 +110,4 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("run_race"))

@@ -19,6 +19,8 @@ non-zero exit; skipped questions are counted and listed at the end.
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 from typing import Sequence
 
 from absl import app, flags
@@ -80,6 +82,11 @@ flags.DEFINE_float("null_score_diff_threshold", None,
 training_flags.define_training_flags()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["output_dir"])
+training_flags.register_float_validators({
+    "learning_rate": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),
+    "num_train_epochs": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),
+    "warmup_proportion": training_flags.PROBABILITY,
+    "dropout_prob": training_flags.DROPOUT})
 
 _OPTION_FLAGS = (
     "albert_config_file", "spm_model_file", "output_dir", "vocab_file", "train_file",
@@ -88,7 +95,7 @@ _OPTION_FLAGS = (
     "doc_stride", "max_query_length", "do_train", "do_predict", "train_batch_size",
     "predict_batch_size", "learning_rate", "num_train_epochs", "warmup_proportion",
     "save_checkpoints_steps", "iterations_per_loop", "n_best_size", "max_answer_length",
-    "version_2_with_negative", "start_n_top", "end_n_top", "dropout_prob",
+    "use_einsum", "version_2_with_negative", "start_n_top", "end_n_top", "dropout_prob",
     "null_threshold_rule", "null_score_diff_threshold", "log_steps",
     "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
     "recompute_grad")
@@ -108,4 +115,4 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("run_squad"))

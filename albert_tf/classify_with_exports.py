@@ -12,6 +12,8 @@ from the run_classifier checkpoint the encoder was exported from.
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 import csv
 
 import numpy as np
@@ -19,6 +21,7 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the preprocessing export's ops)
 from absl import app, flags
 
+from albert_tf import cli
 from albert_tf.checkpoints import resolve_checkpoint_path
 from albert_tf.training.checkpointing import escape_key
 
@@ -27,8 +30,8 @@ flags.DEFINE_string("preprocess_export", None, "Preprocessing SavedModel (export
 flags.DEFINE_string("encoder_export", None, "Encoder SavedModel (export_tfhub).")
 flags.DEFINE_string("classifier_checkpoint", None, "run_classifier checkpoint holding the head.")
 flags.DEFINE_string("pairs_file", None, "MRPC-format TSV: label, id, id, sentence a, sentence b.")
-flags.DEFINE_integer("num_examples", 8, "How many rows to classify.")
-flags.DEFINE_integer("seq_length", 128, "Packed sequence length.")
+flags.DEFINE_integer("num_examples", 8, "How many rows to classify.", lower_bound=1)
+flags.DEFINE_integer("seq_length", 128, "Packed sequence length.", lower_bound=3)
 flags.mark_flags_as_required(["preprocess_export", "encoder_export", "classifier_checkpoint", "pairs_file"])
 
 
@@ -69,4 +72,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("classify_with_exports"))

@@ -23,21 +23,33 @@ from absl import app, flags, logging
 from albert_tf.training import flags as training_flags
 
 
+def flags_parser(name: str) -> Callable[[list[str]], list[str]]:
+    """`app.run(main, flags_parser=flags_parser("run_x"))`: a bad flag (unknown, missing,
+    out of range) is one line `run_x: error: flag --x=v: expected …` and exit status 1,
+    instead of absl's two-line "FATAL Flags parsing error" banner."""
+
+    def parse(argv: list[str]) -> list[str]:
+        try:
+            return flags.FLAGS(argv)
+        except flags.Error as e:
+            message = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
+            print(f"{name}: error: {message}", file=sys.stderr)
+            sys.exit(1)
+
+    return parse
+
+
 def run_script(name: str, argv: Sequence[str], run: Callable[[], Any]) -> None:
     """Calls `run()` after absl parsed the flags; a bad-input error exits 1 with one line."""
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    # Imported on use, after flag parsing (albert_tf.checkpoints imports TensorFlow).
-    # pylint: disable=import-outside-toplevel
-    from albert_tf import ConfigError
-    from albert_tf.checkpoints import CheckpointMismatchError
-    from albert_tf.tokenization import TokenizerError
-    from albert_tf.training import NonFiniteLossError
+    # ConfigError, CheckpointMismatchError and TokenizerError are ValueErrors: nothing here
+    # imports TensorFlow, so errors found before the run needs it report at once.
+    from albert_tf.training.errors import NonFiniteLossError  # pylint: disable=import-outside-toplevel
 
     try:
         run()
-    except (ConfigError, CheckpointMismatchError, TokenizerError, NonFiniteLossError,
-            NotImplementedError, FileNotFoundError, ValueError) as e:
+    except (NonFiniteLossError, NotImplementedError, FileNotFoundError, ValueError) as e:
         logging.debug("traceback", exc_info=True)
         print(f"{name}: error: {e}", file=sys.stderr)
         sys.exit(1)

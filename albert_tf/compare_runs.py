@@ -9,9 +9,13 @@ writes them); the last value of the metric in the file is reported.
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 import os
 
 from absl import app, flags
+
+from albert_tf import cli
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("runs", None, "label=output_dir pairs.")
@@ -47,4 +51,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("compare_runs"))

@@ -7,23 +7,29 @@
 Flags and defaults are the original's (§5.1) plus: --num_workers (parallel, output identical
 for any value), --dynamic_masking_records (unmasked records for in-graph masking),
 --invalid_utf8 and --spm_comma_rule (spec Q2). Output is deterministic for --random_seed (Q6
-fixed). Each output gets `<output>.json` with counts and flags. Bad input gives one error line
-and exit status 1; outputs are written under temporary names and renamed when complete.
+fixed). Each output gets `<output>.json` with counts, flags and what run_pretraining checks the
+records against (record_kind, max_seq_length, max_predictions_per_seq / prediction_slots,
+vocab_size). Bad input gives one line `create_pretraining_data: error: …` and exit status
+1; outputs are written under temporary names and renamed when complete.
 """
 
 from __future__ import annotations
+
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 import os
 import sys
 
 from absl import app, flags, logging
 
+from albert_tf import cli
 from albert_tf.data import features as F
 from albert_tf.data.documents import InputError
 from albert_tf.data.example_codec import decode_example
 from albert_tf.data.generation import GenerationOptions, generate
 from albert_tf.data.masking import MaskingOptions
 from albert_tf.tokenization import COMMA_RULES, FullTokenizer, TokenizerError
+from albert_tf.training import flags as training_flags
 
 flags.DEFINE_string("input_file", None, "Comma-separated globs of raw text files: one sentence per line, "
                     "a blank line between documents.")
@@ -47,7 +53,7 @@ flags.DEFINE_integer("random_seed", 12345, "Seed: the output is a function of it
 flags.DEFINE_integer("dupe_factor", 40, "Passes over the input, each with fresh random choices.")
 flags.DEFINE_float("masked_lm_prob", 0.15, "Fraction of tokens to mask.")
 flags.DEFINE_float("short_seq_prob", 0.1, "Probability of a shorter target length for a document.")
-flags.DEFINE_integer("num_workers", None, "Worker processes (default: all available cores).")
+flags.DEFINE_integer("num_workers", None, "Worker processes (default: all available cores).", lower_bound=1)
 flags.DEFINE_bool("dynamic_masking_records", False, "Write unmasked records (no masked_lm_* features) for "
                   "pretraining_dataset(dynamic_masking=True).")
 flags.DEFINE_enum("invalid_utf8", "error", ["error", "skip_line"], "A line that is not valid UTF-8: stop with "
@@ -117,11 +123,9 @@ def main(argv: list[str]) -> int:
                           invalid_utf8=FLAGS.invalid_utf8, log=logging.info,
                           flags_used={name: FLAGS[name].value for name in _FLAG_NAMES})
     except ValueError as e:  # InputError, bad option values
-        logging.error("%s", e)
-        return 1
+        return _error(str(e))
     except OSError as e:
-        logging.error("%s: %s", getattr(e, "filename", "") or "I/O error", e.strerror or e)
-        return 1
+        return _error(f"{getattr(e, 'filename', '') or 'I/O error'}: {e.strerror or e}")
     log_examples(outputs[0], tokenizer)
     stats = result.input
     for path in stats.empty_files:
@@ -138,9 +142,18 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _error(message: str) -> int:
+    """Bad input: one line on stderr, exit status 1."""
+    print(f"create_pretraining_data: error: {message}", file=sys.stderr)
+    return 1
+
+
 def run() -> None:
     flags.mark_flags_as_required(["input_file", "output_file"])
-    app.run(lambda argv: sys.exit(main(argv)))
+    training_flags.register_float_validators({"masked_lm_prob": training_flags.PROBABILITY,
+                                              "short_seq_prob": training_flags.PROBABILITY})
+    app.run(lambda argv: sys.exit(main(argv)),
+            flags_parser=cli.flags_parser("create_pretraining_data"))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ place; a failed export leaves nothing behind.
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 import os
 import shutil
 import tempfile
@@ -20,6 +22,7 @@ import numpy as np
 import tensorflow as tf
 from absl import app, flags, logging
 
+from albert_tf import cli
 from albert_tf import checkpoints
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.export.encoder_export import save_encoder_export
@@ -36,7 +39,8 @@ flags.DEFINE_boolean("do_lower_case", True, "Whether inputs are lower-cased (rec
 flags.DEFINE_string("export_path", None, "Directory for the encoder SavedModel (must not exist).")
 flags.DEFINE_boolean("with_mlm", False, "Add the `mlm` sub-object with the masked-LM head.")
 flags.DEFINE_string("preprocess_export_path", None, "Directory for the preprocessing SavedModel.")
-flags.DEFINE_integer("seq_length", 128, "Default sequence length of the preprocessing model.")
+flags.DEFINE_integer("seq_length", 128, "Default sequence length of the preprocessing model.",
+                     lower_bound=3)
 TOLERANCE = 1e-5
 
 
@@ -144,4 +148,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("export_tfhub"))

@@ -9,12 +9,15 @@ and a checkpoint written with the original's TF1 names restores to identical out
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 import os
 import time
 
 import numpy as np
 from absl import app, flags, logging
 
+from albert_tf import cli
 from albert_tf import PRESET_NAMES, AlbertConfig
 from albert_tf import checkpoints
 from albert_tf.models import AlbertEncoder, AlbertPretrainer
@@ -80,4 +83,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("model_report"))

@@ -8,12 +8,16 @@ against the step: by default the total loss and the MLM and SOP accuracies.
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 import os
 import tempfile
 from collections import defaultdict
 
 import tensorflow as tf
 from absl import app, flags
+
+from albert_tf import cli
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("event_dir", None, "Directory holding TensorBoard event files (searched recursively).")
@@ -29,7 +33,8 @@ def read_scalars(log_dir: str) -> dict[str, dict[str, list[tuple[int, float]]]]:
     for directory, _, files in tf.io.gfile.walk(log_dir):
         for name in sorted(f for f in files if "tfevents" in f):
             run = os.path.relpath(directory, log_dir)
-            for event in tf.compat.v1.train.summary_iterator(os.path.join(directory, name)):
+            for record in tf.data.TFRecordDataset(os.path.join(directory, name)):
+                event = tf.compat.v1.Event.FromString(record.numpy())
                 for value in event.summary.value:
                     if value.HasField("tensor"):
                         number = float(tf.make_ndarray(value.tensor))
@@ -75,12 +80,17 @@ def plot(scalars: dict, tags: list[str], output: str, title: str = "") -> list[s
     return found
 
 
-def main(argv: list[str]) -> None:
-    del argv
+def run() -> None:
+    if not tf.io.gfile.isdir(FLAGS.event_dir):
+        raise FileNotFoundError(f"--event_dir={FLAGS.event_dir}: no such directory")
     scalars = read_scalars(FLAGS.event_dir)
     found = plot(scalars, FLAGS.tags, FLAGS.output, title=os.path.basename(os.path.normpath(FLAGS.event_dir)))
     print(f"wrote {FLAGS.output} ({', '.join(found)})")
 
 
+def main(argv: list[str]) -> None:
+    cli.run_script("plot_curves", argv, run)
+
+
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("plot_curves"))

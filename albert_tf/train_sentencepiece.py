@@ -11,6 +11,8 @@ the training text is lower-cased here too unless --nodo_lower_case.
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 import os
 import sys
 import tempfile
@@ -110,7 +112,8 @@ def main(argv: list[str]) -> int:
             input_sentence_size=FLAGS.input_sentence_size,
             character_coverage=FLAGS.character_coverage, num_threads=FLAGS.num_threads)
     except (FileNotFoundError, RuntimeError, OSError) as e:
-        logging.error("%s", str(e).strip().splitlines()[-1] if str(e).strip() else e)
+        message = str(e).strip().splitlines()[-1] if str(e).strip() else repr(e)
+        print(f"train_sentencepiece: error: {message}", file=sys.stderr)
         return 1
     logging.info("wrote %s and %s", model, FLAGS.model_prefix + ".vocab")
     ids = special_ids(model)
@@ -121,5 +124,10 @@ def main(argv: list[str]) -> int:
 if __name__ == "__main__":
     from absl import app
 
+    from albert_tf import cli
+    from albert_tf.training import flags as training_flags
+
     _define_flags()
-    app.run(lambda argv: sys.exit(main(argv)))
+    training_flags.register_float_validators(
+        {"character_coverage": training_flags.FloatRange(low=0.0, high=1.0, low_open=True)})
+    app.run(lambda argv: sys.exit(main(argv)), flags_parser=cli.flags_parser("train_sentencepiece"))

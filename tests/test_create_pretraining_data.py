@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.data.tfrecord_io import read_records
+from albert_tf.tokenization import FullTokenizer
 from tests.data.test_records import original_feature_spec
 from tests.text_assets import text_assets  # noqa: F401  (session fixture)
 
@@ -31,7 +32,9 @@ def read_json(path: str) -> dict:
 
 
 def error_lines(result: subprocess.CompletedProcess) -> list[str]:
-    return [l for l in result.stderr.splitlines() if l.startswith("E")]
+    """The error lines of stderr: ours (`create_pretraining_data: error: …`) or logged ones."""
+    return [l for l in result.stderr.splitlines()
+            if l.startswith("create_pretraining_data: error: ") or l.startswith("E")]
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +72,11 @@ def test_records_parse_with_the_original_spec(small_corpus, text_assets, tmp_pat
     labels = summaries[0]["next_sentence_labels"]
     assert labels["0_in_order"] + labels["1_swapped_or_random"] == total
     assert summaries[0]["flags"]["max_seq_length"] == 64 and summaries[0]["special_ids"]["[MASK]"] == MASK
+    # What run_pretraining checks the records against before training (record_checks).
+    tokenizer_size = FullTokenizer(spm_model_file=text_assets.spm_model).vocab_size
+    for summary in summaries:
+        assert (summary["record_kind"], summary["max_seq_length"], summary["max_predictions_per_seq"],
+                summary["prediction_slots"], summary["vocab_size"]) == ("static", 64, 10, 10, tokenizer_size)
     for row in rows:
         length = int(row["input_mask"].sum())
         assert np.all(row["input_mask"][:length] == 1) and np.all(row["input_mask"][length:] == 0)

@@ -248,8 +248,9 @@ def test_train_sentencepiece_vocab_too_large_is_one_line(tmp_path):
         [sys.executable, "-m", "albert_tf.train_sentencepiece", f"--input={text}",
          f"--model_prefix={tmp_path / 'm'}", "--vocab_size=500"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
-    errors = [l for l in result.stderr.splitlines() if l.startswith("E")]
+    errors = [l for l in result.stderr.splitlines() if "error" in l.lower()]
     assert len(errors) == 1 and "Vocabulary size too high" in errors[0]
+    assert errors[0].startswith("train_sentencepiece: error: ")
     assert "Traceback" not in result.stderr
 
 

@@ -26,3 +26,19 @@ def text_assets(tmp_path_factory: pytest.TempPathFactory) -> TextAssets:
     directory.mkdir(exist_ok=True)
     corpus, model = tiny_assets(str(directory), vocab_size=1000)
     return TextAssets(corpus, model)
+
+
+def swapped_pieces_model(source: str, target: str, pieces: tuple[str, str] = ("▁the", "▁of")
+                         ) -> str:
+    """Writes to `target` the SentencePiece model `source` with two pieces' ids swapped: another
+    model (common words get other ids) that can be saved under the same file name."""
+    from sentencepiece import sentencepiece_model_pb2  # pylint: disable=import-outside-toplevel
+
+    model = sentencepiece_model_pb2.ModelProto()
+    with open(source, "rb") as f:
+        model.ParseFromString(f.read())
+    first, second = (next(p for p in model.pieces if p.piece == name) for name in pieces)
+    first.piece, second.piece = second.piece, first.piece
+    with open(target, "wb") as f:
+        f.write(model.SerializeToString())
+    return target

@@ -5,8 +5,11 @@ Optionally also trains a small SentencePiece model on it (--spm_model_prefix).
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 from absl import app, flags, logging
 
+from albert_tf import cli
 from albert_tf.corpus import build_corpus, train_tiny_spm
 
 flags.DEFINE_string("output", None, "Output text file (one sentence per line, blank line between documents).")
@@ -28,4 +31,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("albert_tf.corpus.build"))

@@ -20,7 +20,7 @@ __all__ = ["DYNAMIC", "MaskingOptions", "RECORD_KINDS", "STATIC", "TRAINER_FEATU
            "mask_batch_tf", "parse_spec", "pretraining_dataset", "resolve_files"]
 
 _LAZY = {"pretraining_dataset": "albert_tf.data.pipeline", "parse_spec": "albert_tf.data.pipeline",
-         "resolve_files": "albert_tf.data.pipeline", "mask_batch_tf": "albert_tf.data.masking_tf"}
+         "resolve_files": "albert_tf.data.record_checks", "mask_batch_tf": "albert_tf.data.masking_tf"}
 
 
 def __getattr__(name: str) -> Any:

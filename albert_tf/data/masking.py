@@ -91,7 +91,14 @@ class MaskingOptions:
 def read_sidecar(record_file: str) -> dict[str, Any] | None:
     """The JSON summary create_pretraining_data writes beside `record_file`, if any."""
     path = record_file + SIDECAR_SUFFIX
-    if "://" in path or not os.path.exists(path):
+    if "://" in path:  # gs:// and friends through TensorFlow's filesystems
+        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+        if not tf.io.gfile.exists(path):
+            return None
+        with tf.io.gfile.GFile(path, "r") as f:
+            return json.load(f)
+    if not os.path.exists(path):
         return None
     with open(path, encoding="utf-8") as f:
         return json.load(f)

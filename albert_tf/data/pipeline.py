@@ -7,8 +7,6 @@ drawing fresh masks every epoch. Both yield the original feature names.
 
 from __future__ import annotations
 
-import glob as _glob
-import os
 import random
 from typing import Any, Mapping, Sequence
 
@@ -16,31 +14,11 @@ import tensorflow as tf
 
 from albert_tf.data import features as F
 from albert_tf.data.masking import MaskingOptions, read_sidecar
+from albert_tf.data.record_checks import resolve_files
+from albert_tf.data.value_checks import RECORD_KEY, RECORDS_PER_FILE, IdLimits, check_batch
 
 AUTOTUNE = tf.data.AUTOTUNE
 OUTPUT_KEYS = F.TRAINER_FEATURES
-
-
-def resolve_files(input_patterns: str | Sequence[str]) -> list[str]:
-    """Expands globs (a str with commas, or a list) into a sorted, de-duplicated file list.
-
-    Raises FileNotFoundError naming the first pattern that matches nothing.
-    """
-    patterns = input_patterns.split(",") if isinstance(input_patterns, str) else list(input_patterns)
-    files: list[str] = []
-    for pattern in (p.strip() for p in patterns):
-        if not pattern:
-            continue
-        if "://" in pattern:  # gs:// and friends go through TF's filesystem layer
-            matched = sorted(tf.io.gfile.glob(pattern))
-        else:
-            matched = sorted(_glob.glob(os.path.expanduser(pattern)))
-        if not matched:
-            raise FileNotFoundError(f"input pattern {pattern!r} matches no file")
-        files.extend(m for m in matched if m not in files)
-    if not files:
-        raise FileNotFoundError(f"no input files in {input_patterns!r}")
-    return files
 
 
 def parse_spec(max_seq_length: int, max_predictions_per_seq: int,
@@ -55,11 +33,21 @@ def parse_spec(max_seq_length: int, max_predictions_per_seq: int,
 
 
 def _decoder(spec: Mapping[str, tf.io.FixedLenFeature]):
-    def decode(serialized: tf.Tensor) -> dict[str, tf.Tensor]:
+    def decode(serialized: tf.Tensor, *indices: tf.Tensor) -> dict[str, tf.Tensor]:
         example = tf.io.parse_single_example(serialized, spec)
         # The original casts every int64 feature to int32 (TPUs have no int64).
-        return {k: tf.cast(v, tf.int32) if v.dtype == tf.int64 else v for k, v in example.items()}
+        example = {k: tf.cast(v, tf.int32) if v.dtype == tf.int64 else v for k, v in example.items()}
+        if indices:  # which file and record, for the value checks' error message
+            example[RECORD_KEY], = indices
+        return example
     return decode
+
+
+def _indexed_records(path: tf.Tensor, file_index: tf.Tensor) -> tf.data.Dataset:
+    """(serialized, key) of one file's records, the key naming file and record number."""
+    start = tf.cast(file_index, tf.int64) * RECORDS_PER_FILE
+    return tf.data.Dataset.zip((tf.data.TFRecordDataset(path),
+                                tf.data.Dataset.range(start, start + RECORDS_PER_FILE)))
 
 
 def _resolve_masking_options(masking_options: MaskingOptions | Mapping[str, Any] | None,
@@ -88,6 +76,7 @@ def pretraining_dataset(input_patterns: str | Sequence[str], batch_size: int, ma
                         dynamic_masking: bool = False,
                         masking_options: MaskingOptions | Mapping[str, Any] | None = None,
                         seed: int | None = None, drop_remainder: bool = True, *,
+                        id_limits: IdLimits | None = None,
                         shuffle_buffer_size: int = 100, cycle_length: int = 4) -> tf.data.Dataset:
     """Batches of pre-training features with the original names (spec §6.2).
 
@@ -110,6 +99,10 @@ def pretraining_dataset(input_patterns: str | Sequence[str], batch_size: int, ma
         options stored in the JSON beside the first record file.
       seed: makes shuffling and dynamic masks reproducible; None draws a fresh seed.
       drop_remainder: drop a last partial batch (needed for static shapes, e.g. TPU).
+      id_limits: check every batch on the host: ids below the model's vocab_size and
+        type_vocab_size, masked positions below max_seq_length, labels 0/1; the first value
+        outside stops the input with an error naming file, record and feature
+        (`albert_tf.data.value_checks`).
       shuffle_buffer_size: record shuffle buffer (the original uses 100).
       cycle_length: files read in parallel (the original uses min(4, #files)).
     """
@@ -127,25 +120,34 @@ def pretraining_dataset(input_patterns: str | Sequence[str], batch_size: int, ma
     if pipelines > 1 and not shard_records:
         files = files[pipeline_id::pipelines]
 
+    # With value checks each record carries its file and record number (same order).
+    if id_limits is None:
+        paths = tf.data.Dataset.from_tensor_slices(files)
+        read_file = tf.data.TFRecordDataset
+    else:
+        paths = tf.data.Dataset.from_tensor_slices((files, tf.range(len(files), dtype=tf.int32)))
+        read_file = _indexed_records
     if is_training:
-        dataset = tf.data.Dataset.from_tensor_slices(files)
         if shard_records:
-            dataset = tf.data.TFRecordDataset(dataset).shard(pipelines, pipeline_id).repeat()
+            dataset = paths.flat_map(read_file).shard(pipelines, pipeline_id).repeat()
         else:
-            dataset = dataset.repeat().shuffle(len(files), seed=seed)
+            dataset = paths.repeat().shuffle(len(files), seed=seed)
             # Deterministic interleave order (the original's is not), so a seed reproduces a run.
             dataset = dataset.interleave(
-                tf.data.TFRecordDataset, cycle_length=min(cycle_length, len(files)),
+                read_file, cycle_length=min(cycle_length, len(files)),
                 num_parallel_calls=AUTOTUNE, deterministic=True)
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed + 1)
     else:
-        dataset = tf.data.TFRecordDataset(files)
+        dataset = paths.flat_map(read_file)
         if shard_records:
             dataset = dataset.shard(pipelines, pipeline_id)
 
     dataset = dataset.map(_decoder(parse_spec(max_seq_length, max_predictions_per_seq, kind)),
                           num_parallel_calls=AUTOTUNE)
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+    if id_limits is not None:
+        dataset = dataset.map(lambda batch: check_batch(batch, files, id_limits, max_seq_length),
+                              num_parallel_calls=AUTOTUNE)
     if dynamic_masking:
         from albert_tf.data.masking_tf import mask_batch_tf  # pylint: disable=import-outside-toplevel
 

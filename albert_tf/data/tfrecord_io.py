@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Iterable, Iterator, Sequence
+from typing import BinaryIO, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -146,9 +146,13 @@ class AtomicTFRecordWriter:
             self.abort()
 
 
-def read_records(path: str, limit: int | None = None) -> Iterator[bytes]:
-    """Records of a TFRecord file, CRCs checked (a small reader for logs and tools)."""
-    with open(path, "rb") as f:
+def read_records(path: str, limit: int | None = None,
+                 open_fn: Callable[[str, str], BinaryIO] = open) -> Iterator[bytes]:
+    """Records of a TFRecord file, CRCs checked (a small reader for logs and tools).
+
+    `open_fn` opens `path` for binary reading (e.g. `tf.io.gfile.GFile` for gs:// paths).
+    """
+    with open_fn(path, "rb") as f:
         count = 0
         while limit is None or count < limit:
             header = f.read(12)

@@ -11,6 +11,9 @@ lower=True))` + the fine-tuning feature builder:
   5. the original's digit-comma re-split (spec §7.3, Python-3 behaviour of Q2);
   6. packing as `[CLS] a [SEP] (b [SEP])`, truncating the longer segment first (ties: the
      second), exactly as the fine-tuning features do (spec §8.3) — not Model Garden's round robin.
+     A row whose second segment has no pieces (empty text, spaces, a lone combining mark) is
+     packed as a single sentence, `[CLS] a [SEP]` cut to seq_length − 2, as the original's
+     `if tokens_b:` does; Model Garden's packer would add a second `[SEP]`.
 """
 
 from __future__ import annotations
@@ -120,11 +123,15 @@ class AlbertPreprocessor(tf.Module):
         else:
             len_a = tf.cast(segments[0].row_lengths(), tf.int32)
             len_b = tf.cast(segments[1].row_lengths(), tf.int32)
-            new_a, new_b = self.truncated_lengths(len_a, len_b, seq_length - 3)
+            has_b = len_b > 0  # an empty b makes a single-sentence row (faithfulness §8.3)
+            budget = tf.where(has_b, seq_length - 3, seq_length - 2)
+            new_a, new_b = self.truncated_lengths(len_a, len_b, budget)
             a = tf.ragged.boolean_mask(segments[0], tf.ragged.range(len_a) < new_a[:, None])
             b = tf.ragged.boolean_mask(segments[1], tf.ragged.range(len_b) < new_b[:, None])
-            pieces = [cls, a, sep, b, sep]
-            types = [tf.zeros_like(cls), tf.zeros_like(a), tf.zeros_like(sep), tf.ones_like(b), tf.ones_like(sep)]
+            sep_b = tf.ragged.boolean_mask(sep, has_b[:, None])
+            pieces = [cls, a, sep, b, sep_b]
+            types = [tf.zeros_like(cls), tf.zeros_like(a), tf.zeros_like(sep), tf.ones_like(b),
+                     tf.ones_like(sep_b)]
         word_ids = tf.concat([_ragged(p) for p in pieces], axis=1)
         type_ids = tf.concat([_ragged(t) for t in types], axis=1)
         shape = tf.stack([batch, seq_length])

@@ -1,73 +1,160 @@
-"""Model outputs for every example of a finite dataset, in order, on any strategy.
+"""A model's outputs for every example of a finite dataset, in order, on any strategy.
 
-The training loop's `Trainer.evaluate` streams Keras metrics; GLUE and RACE also need the
-outputs themselves (Spearman ranks, per-level accuracy, prediction files), so this runs the
-model once over the data and gathers the logits and labels to the host. It is
-task-independent and a candidate for `Trainer.predict`.
+The training loop's `Trainer.evaluate` streams Keras metrics; fine-tuning evaluation and
+prediction need the outputs themselves (Spearman ranks, per-level accuracy, SQuAD's n-best
+search, prediction files), so `Predictor` runs the model once over the data and gathers the
+chosen outputs to the host, with the dataset's passthrough keys (labels, `unique_ids`) beside
+them. It is the one prediction path of GLUE, RACE and SQuAD.
+
+How: each host batch (any size, the last partial one included) is padded with zero rows to
+a multiple of the local replica count, split into equal consecutive slices — replica i takes
+the i-th — and run under `strategy.run`; the replicas' results are concatenated in replica
+order and the padding dropped, so row order is the input order. The step is traced once,
+with the batch and sequence axes left open, so batches of different padded lengths (length
+buckets) reuse it. On several workers each worker predicts the whole dataset it is given.
 
 Example:
-    >>> predictor = Predictor(trainer.model, trainer.strategy)
-    >>> outputs = predictor.run(eval_dataset)   # {"logits": [N, C], "label_ids": [N], ...}
+    >>> predictor = Predictor(trainer.model, trainer.strategy, outputs=("logits",))
+    >>> result = predictor.run(eval_dataset, num_examples=len(examples))
+    >>> result["logits"].shape, result["label_ids"].shape   # ([N, C], [N])
 """
 
 from __future__ import annotations
 
-from typing import Any
+import datetime
+import time
+from typing import Any, Callable, Mapping, Sequence
 
 import keras
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
 
-def _to_numpy(strategy: tf.distribute.Strategy, value: Any) -> np.ndarray:
-    """Per-replica values concatenated in replica order (= the global batch order)."""
-    parts = strategy.experimental_local_results(value)
-    return np.concatenate([np.asarray(p) for p in parts], axis=0)
+def open_signature(spec: Any) -> Any:
+    """`spec` with the batch axis and, from rank 2, the last (sequence) axis unknown."""
+    def relax(tensor_spec: tf.TensorSpec) -> tf.TensorSpec:
+        shape = tensor_spec.shape.as_list()
+        if shape:
+            shape[0] = None
+        if len(shape) >= 2:
+            shape[-1] = None
+        return tf.TensorSpec(shape, tensor_spec.dtype, tensor_spec.name)
+
+    return tf.nest.map_structure(relax, spec)
+
+
+def _local_replicas(strategy: tf.distribute.Strategy) -> int:
+    """Replicas on this worker (the default strategy has one and no device list)."""
+    try:
+        return len(strategy.extended.worker_devices)
+    except RuntimeError:
+        return strategy.num_replicas_in_sync
 
 
 class Predictor:
-    """Runs `model(features, training=False)` over `(features, labels)` batches.
+    """Runs `model(features, training=False)` over `(features, passthrough)` batches.
 
-    The dataset is batched with the global batch size; the strategy splits each batch
-    across replicas in order, so concatenating replica results keeps example order. The
-    traced step is reused across calls (e.g. one eval per checkpoint).
+    Args:
+      model: a Keras model returning a dict of outputs.
+      strategy: where to run (default: the current strategy).
+      outputs: the model outputs to gather; floating ones come back as float32.
+      model_inputs: features → the model's input dict, applied on the replica (e.g. SQuAD
+        v2 adds `start_positions=None`); default: the features as they are.
+      log_every: log progress (examples/s, ETA) every this many batches.
     """
 
     def __init__(self, model: keras.Model, strategy: tf.distribute.Strategy | None = None,
-                 output_key: str = "logits"):
+                 outputs: Sequence[str] = ("logits",),
+                 model_inputs: Callable[[dict], dict] | None = None, log_every: int = 100):
         self.model = model
         self.strategy = strategy or tf.distribute.get_strategy()
-        self.output_key = output_key
+        self.outputs = tuple(outputs)
+        known = getattr(model, "output", None)  # a functional model's output structure
+        if isinstance(known, Mapping) and set(self.outputs) - set(known):
+            raise KeyError(f"the model has no output(s) "
+                           f"{', '.join(sorted(set(self.outputs) - set(known)))} "
+                           f"(it has {', '.join(sorted(known))})")
+        self.model_inputs = model_inputs
+        self.log_every = log_every
+        self.num_traces = 0
+        self._step = None  # traced on first use
 
-        self._step = None  # traced on first use, with the batch dimension left open
+    def _replica_step(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        inputs = self.model_inputs(dict(features)) if self.model_inputs else features
+        outputs = self.model(inputs, training=False)
+        return {name: tf.cast(outputs[name], tf.float32) if outputs[name].dtype.is_floating
+                else outputs[name] for name in self.outputs}
 
-    def _trace(self, element_spec) -> None:
-        def replica_step(batch):
-            features, labels = batch
-            outputs = self.model(features, training=False)
-            return tf.cast(outputs[self.output_key], tf.float32), labels
+    def _trace(self, feature_spec: Any) -> None:
+        strategy = self.strategy
+        replicas = _local_replicas(strategy)
 
-        # One trace for every batch size (the last, partial batch included).
-        @tf.function(input_signature=[element_spec])
-        def step(batch):
-            return self.strategy.run(replica_step, args=(batch,))
+        @tf.function(input_signature=[open_signature(feature_spec)])
+        def step(features):
+            self.num_traces += 1  # Python side effect: counts traces, not calls
+            rows = tf.shape(tf.nest.flatten(features)[0])[0]
+            padding = (-rows) % replicas
+            padded = tf.nest.map_structure(
+                lambda x: tf.pad(x, [[0, padding]] + [[0, 0]] * (x.shape.rank - 1)), features)
+            share = (rows + padding) // replicas
+
+            def replica_slice(context: tf.distribute.experimental.ValueContext):
+                index = context.replica_id_in_sync_group % replicas
+                return tf.nest.map_structure(lambda x: x[index * share:(index + 1) * share],
+                                             padded)
+
+            sliced = strategy.experimental_distribute_values_from_function(replica_slice)
+            return strategy.run(self._replica_step, args=(sliced,))
 
         self._step = step
 
-    def run(self, dataset: tf.data.Dataset) -> dict[str, np.ndarray]:
-        """{output_key: [N, …], and every labels key: [N, …]} over the whole dataset."""
-        distributed = self.strategy.experimental_distribute_dataset(dataset)
+    def _gather(self, per_replica: Mapping[str, Any], rows: int) -> dict[str, np.ndarray]:
+        gathered = {}
+        for name, value in per_replica.items():
+            parts = self.strategy.experimental_local_results(value)
+            gathered[name] = np.concatenate([np.asarray(p) for p in parts], axis=0)[:rows]
+        return gathered
+
+    def run(self, dataset: tf.data.Dataset, num_examples: int | None = None,
+            description: str = "Predicting") -> dict[str, np.ndarray]:
+        """{each output: [N, …]} plus every passthrough key: [N, …], in dataset order.
+
+        `dataset` yields batches of `(features, passthrough)` (or features alone);
+        `num_examples`, when known, gives the progress log an ETA.
+        """
+        spec = dataset.element_spec
+        feature_spec = spec[0] if isinstance(spec, tuple) else spec
         if self._step is None:
-            self._trace(distributed.element_spec)
-        outputs: list[np.ndarray] = []
-        labels: dict[str, list[np.ndarray]] = {}
-        for batch in distributed:
-            logits, batch_labels = self._step(batch)
-            outputs.append(_to_numpy(self.strategy, logits))
-            for key, value in batch_labels.items():
-                labels.setdefault(key, []).append(_to_numpy(self.strategy, value))
-        if not outputs:
+            self._trace(feature_spec)
+        collected: dict[str, list[np.ndarray]] = {}
+        done, batches, start = 0, 0, time.perf_counter()
+        for batch in dataset:
+            features, passthrough = batch if isinstance(batch, tuple) else (batch, {})
+            rows = int(tf.shape(tf.nest.flatten(features)[0])[0])
+            results = self._gather(self._step(features), rows)
+            for key, value in passthrough.items():
+                if key in results:
+                    raise ValueError(f"passthrough key {key!r} is also a model output")
+                results[key] = np.asarray(value)
+            for key, value in results.items():
+                collected.setdefault(key, []).append(value)
+            done, batches = done + rows, batches + 1
+            if batches % self.log_every == 0:
+                self._log_progress(description, done, num_examples, time.perf_counter() - start)
+        if not collected:
             raise ValueError("the dataset is empty")
-        result = {self.output_key: np.concatenate(outputs, axis=0)}
-        result.update({key: np.concatenate(parts, axis=0) for key, parts in labels.items()})
-        return result
+        seconds = time.perf_counter() - start
+        logging.info("%s: %d examples in %.1f s (%.1f examples/s)", description, done, seconds,
+                     done / seconds if seconds > 0 else 0.0)
+        return {key: np.concatenate(parts, axis=0) for key, parts in collected.items()}
+
+    @staticmethod
+    def _log_progress(description: str, done: int, total: int | None, seconds: float) -> None:
+        rate = done / seconds if seconds > 0 else 0.0
+        if total and rate:
+            eta = datetime.timedelta(seconds=int(max(total - done, 0) / rate))
+            logging.info("%s: %d/%d examples, %.1f examples/s, ETA %s", description, done,
+                         total, rate, eta)
+        else:
+            logging.info("%s: %d examples, %.1f examples/s", description, done, rate)

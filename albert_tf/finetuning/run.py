@@ -1,11 +1,15 @@
-"""The phases every fine-tuning script shares, around the one training loop (spec §8.6, §10.4).
+"""The phases every fine-tuning script shares, around the one training loop (faithfulness
+§8.6, §9.8, §10.4).
 
-A task subclasses `FineTuningRun` and supplies its model, objective, datasets and
-`evaluate_current`; this class builds the `Trainer`, warm-starts it (`--init_checkpoint`,
-logging what was restored), trains while evaluating each checkpoint as it is saved, evaluates
-the checkpoints not evaluated yet keeping the best as `model.ckpt-best`
-(`checkpoint_eval.CheckpointEvaluator`), and loads the best (else the newest, else the initial
-weights) to predict — the original's eval/predict loop of run_classifier and run_race.
+A task (GLUE, SQuAD, RACE) subclasses `FineTuningRun`, reads its data and builds or reuses
+its feature caches, then calls `setup` with its model, objective, selection metric, step
+counts and prediction outputs, and implements `evaluate_current`. The shared path is then:
+build the model (`Trainer`) → warm start (`--init_checkpoint`, logging the encoder/head
+report; or an encoder export's weights) → `train` (optionally evaluating each checkpoint as
+it is saved) → `evaluate` the checkpoints not evaluated yet, keeping the best as
+`model.ckpt-best` (`checkpoint_eval.CheckpointEvaluator`) → `load_best_weights` and predict
+with `self.predictor` (`inference.Predictor`, under the strategy) → the task's
+post-processing and scoring, reported through `report` (absl log + one TensorBoard writer).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import abc
 import dataclasses
 import math
 import os
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import keras
 import tensorflow as tf
@@ -22,6 +26,7 @@ from absl import logging
 
 from albert_tf.finetuning.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator,
                                                   numbered_checkpoints)
+from albert_tf.finetuning.inference import Predictor
 from albert_tf.finetuning.warm_start import RestoreReport, restore_initial_weights
 from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
 from albert_tf.training.summaries import write_scalars
@@ -33,20 +38,17 @@ class FineTuningError(ValueError):
 
 @dataclasses.dataclass(kw_only=True)
 class FineTuningOptions:
-    """The flags every fine-tuning script has: the original's common ones plus the loop's."""
+    """The flags every fine-tuning script has (run_classifier, run_squad, run_race): the
+    original's common ones plus the loop's."""
 
     output_dir: str
     init_checkpoint: str | None = None
     albert_hub_module_handle: str | None = None
     do_train: bool = False
-    do_eval: bool = False
     do_predict: bool = False
     train_batch_size: int = 32
-    eval_batch_size: int = 8
     predict_batch_size: int = 8
     learning_rate: float = 5e-5
-    train_step: int = 1000
-    warmup_step: int = 0
     save_checkpoints_steps: int = 1000
     iterations_per_loop: int = 1000
     # The training loop's shared flags.
@@ -57,6 +59,17 @@ class FineTuningOptions:
     seed: int | None = None
     clip_norm_mode: str = "original"
     recompute_grad: bool = False
+
+
+@dataclasses.dataclass(kw_only=True)
+class FixedStepOptions(FineTuningOptions):
+    """What run_classifier and run_race add: a step budget (not epochs, as run_squad) and
+    a dev split evaluated apart from prediction."""
+
+    do_eval: bool = False
+    eval_batch_size: int = 8
+    train_step: int = 1000
+    warmup_step: int = 0
 
 
 class EvaluateOnSave(Callback):
@@ -74,29 +87,41 @@ class EvaluateOnSave(Callback):
 class FineTuningRun(abc.ABC):
     """One fine-tuning invocation: trainer, evaluator, and the train/evaluate/predict phases.
 
-    Subclasses call `setup(model_fn, objective, metric_key, ...)` once their inputs are
-    ready, and implement `evaluate_current(step)` (metrics of the model's current weights).
+    Subclasses call `setup(model_fn, objective, metric_key, num_train_steps, ...)` once
+    their inputs are ready, and implement `evaluate_current(step)` (metrics of the model's
+    current weights, usually from `self.predictor.run(...)`, logged with `self.report`).
     """
 
     opts: FineTuningOptions
     trainer: Trainer
     evaluator: CheckpointEvaluator
+    predictor: Predictor
 
     def __init__(self, opts: FineTuningOptions, strategy: tf.distribute.Strategy | None = None):
         self.opts = opts
         self.strategy = strategy or tf.distribute.get_strategy()
         self.restore_report: RestoreReport | None = None
         self.eval_results: list[dict[str, Any]] = []
-        self._eval_writer = None
+        self._writers: dict[str, Any] = {}
         self._initial_weights_loaded = False
 
     # ----- construction -----
     def setup(self, model_fn: Callable[[], keras.Model], objective: Objective, metric_key: str,
-              optimizer_name: str = "adamw", keep_checkpoint_max: int = 5) -> None:
-        """Builds the Trainer (AdamW/LAMB with the original's schedule) and the evaluator."""
+              num_train_steps: int, num_warmup_steps: int, optimizer_name: str = "adamw",
+              keep_checkpoint_max: int = 5, predict_outputs: Sequence[str] = ("logits",),
+              model_inputs: Callable[[dict], dict] | None = None) -> None:
+        """Builds the Trainer (AdamW/LAMB with the original's schedule), the evaluator and
+        the predictor.
+
+        Args:
+          num_train_steps / num_warmup_steps: the schedule (used with do_train).
+          predict_outputs / model_inputs: what `self.predictor` gathers, and how it feeds
+            the model (see `inference.Predictor`).
+        """
         opts = self.opts
+        steps = num_train_steps if opts.do_train else 0
         loop_config = LoopConfig(
-            output_dir=opts.output_dir, num_train_steps=opts.train_step if opts.do_train else 0,
+            output_dir=opts.output_dir, num_train_steps=steps,
             train_batch_size=opts.train_batch_size,
             iterations_per_loop=min(opts.iterations_per_loop, opts.save_checkpoints_steps),
             save_checkpoints_steps=opts.save_checkpoints_steps,
@@ -107,13 +132,15 @@ class FineTuningRun(abc.ABC):
         optimizer_fn = None
         if opts.do_train:
             def optimizer_fn():
-                return create_optimizer(optimizer_name, opts.learning_rate, opts.train_step,
-                                        opts.warmup_step)
+                return create_optimizer(optimizer_name, opts.learning_rate, num_train_steps,
+                                        num_warmup_steps)
         init_fn = self.warm_start if opts.init_checkpoint else None
         self.trainer = Trainer(model_fn, objective, loop_config, optimizer_fn, self.strategy,
                                init_fn=init_fn)
         self.evaluator = CheckpointEvaluator(opts.output_dir, metric_key, self.evaluate_current,
                                              self.trainer.restore_model)
+        self.predictor = Predictor(self.trainer.model, self.trainer.strategy, predict_outputs,
+                                   model_inputs)
 
     def warm_start(self, model: keras.Model) -> None:
         """--init_checkpoint (original TF1 or ours): every encoder variable must be restored."""
@@ -124,7 +151,8 @@ class FineTuningRun(abc.ABC):
         if self._initial_weights_loaded:
             return
         if self.opts.init_checkpoint:
-            self.warm_start(self.trainer.model)
+            with self.strategy.scope():
+                self.warm_start(self.trainer.model)
         else:
             logging.info("Using the weights of %s", self.opts.albert_hub_module_handle)
         self._initial_weights_loaded = True
@@ -145,21 +173,24 @@ class FineTuningRun(abc.ABC):
         for key in sorted(results):
             logging.info("  %s = %s", key, results[key])
         if summary_dir and self.trainer.is_chief:
-            if self._eval_writer is None:
-                self._eval_writer = tf.summary.create_file_writer(
+            if summary_dir not in self._writers:  # one writer a directory, for the whole run
+                self._writers[summary_dir] = tf.summary.create_file_writer(
                     os.path.join(self.opts.output_dir, summary_dir))
-            write_scalars(self._eval_writer, step, {k: v for k, v in results.items()
-                                                    if isinstance(v, float) and not math.isnan(v)})
-            self._eval_writer.flush()
+            writer = self._writers[summary_dir]
+            write_scalars(writer, step, {k: float(v) for k, v in results.items()
+                                         if isinstance(v, (int, float)) and not isinstance(v, bool)
+                                         and not math.isnan(v)})
+            writer.flush()
 
     # ----- phases -----
-    def train(self, dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset]
-              ) -> dict[str, float]:
-        """Trains `train_step` steps; with do_eval each saved checkpoint is evaluated."""
+    def train(self, dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset],
+              evaluate_on_save: bool = False) -> dict[str, float]:
+        """Trains the scheduled steps; with `evaluate_on_save` each saved checkpoint is
+        evaluated as it is written."""
         if not self.has_initial_weights:
             logging.warning("No --init_checkpoint or --albert_hub_module_handle: the encoder "
                             "starts from random initialisation (expected only for tests)")
-        if self.opts.do_eval:
+        if evaluate_on_save:
             self.trainer.callbacks.append(EvaluateOnSave(self.evaluator, self.eval_results))
         return self.trainer.train(dataset_fn)
 

@@ -3,7 +3,9 @@
 `[CLS] a [SEP] (b [SEP])`, segment ids 0 through the first `[SEP]` and 1 for b and its
 `[SEP]`, input mask 1 on real tokens, zero padding to `max_seq_length`. Pairs are cut to
 `max_seq_length − 3` tokens by repeatedly dropping the last token of the longer segment
-(segment b on ties); single sentences keep their first `max_seq_length − 2` tokens.
+(segment b on ties); single sentences keep their first `max_seq_length − 2` tokens. A second
+sentence that is empty or tokenizes to nothing (spaces, a lone combining mark) makes a
+single-sentence example, as the original's `if tokens_b:` does (faithfulness §8.3).
 
 Example:
     >>> features = convert_single_example(example, {"0": 0, "1": 1}, 128, tokenizer)
@@ -45,9 +47,10 @@ def truncate_seq_pair(tokens_a: list, tokens_b: list, max_length: int) -> None:
 def pack_tokens(tokens_a: Sequence[str], tokens_b: Sequence[str] | None, max_seq_length: int,
                 tokenizer: FullTokenizer) -> tuple[list[int], list[int], list[int]]:
     """(input_ids, input_mask, segment_ids) of one (pair of) token list(s), truncated and
-    padded to `max_seq_length`; the shared core of the GLUE features."""
+    padded to `max_seq_length`; the shared core of the GLUE features. An empty `tokens_b`
+    counts as none: `[CLS] a [SEP]` with single-sentence truncation (faithfulness §8.3)."""
     tokens_a = list(tokens_a)
-    tokens_b = None if tokens_b is None else list(tokens_b)
+    tokens_b = list(tokens_b) if tokens_b else None
     if tokens_b is not None:
         truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
     elif len(tokens_a) > max_seq_length - 2:

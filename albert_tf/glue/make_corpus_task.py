@@ -4,10 +4,13 @@ MRPC-format task of `albert_tf.glue.corpus_task` (built from the built-in corpus
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 from typing import Sequence
 
 from absl import app, flags
 
+from albert_tf import cli
 from albert_tf.glue.corpus_task import KINDS, build_corpus_task
 
 flags.DEFINE_string("output_dir", None, "GLUE data_dir to write (MRPC/ inside).")
@@ -31,4 +34,4 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("albert_tf.glue.make_corpus_task"))

@@ -1,82 +1,77 @@
-"""GLUE feature TFRecords: the original's field names, a cache keyed by what made them.
+"""GLUE feature TFRecords: the original's field names, cached by the shared policy.
 
-Fields (spec §8.3): `input_ids`, `input_mask`, `segment_ids` (int64 [S]), `label_ids`
-(int64 [1], float [1] for STS-B) and `is_real_example` (int64 [1]). The original caches
-`<task>_train.tf_record` / `<task>_eval.tf_record` in `cached_dir` and reuses them blindly;
-our file name also carries the split, `max_seq_length` and a digest of the tokenizer and the
-source TSV, so a changed vocabulary, length or data file never reuses stale features.
-Files are written under a temporary name and renamed when complete. Decoding and the
-train/eval datasets are `finetuning.records`' (shared with RACE); the writer stays here, over
-`InputFeatures` objects.
+Fields (faithfulness §8.3): `input_ids`, `input_mask`, `segment_ids` (int64 [S]), `label_ids`
+(int64 [1], float [1] for STS-B) and `is_real_example` (int64 [1]). Cached as the original
+names them, `<task>_train.tf_record` / `<task>_eval.tf_record` (and `<task>_predict.tf_record`)
+in `--cached_dir` (default output_dir), reused only when their key — tokenizer contents,
+source TSV bytes, task, split, `max_seq_length`, lower-casing — matches
+(`albert_tf.finetuning.feature_cache`: files in a `--cached_dir` the user named are refused
+when stale, ours in output_dir rebuilt). Writing, decoding and the train/eval datasets are
+`finetuning.records`' (shared with RACE and SQuAD).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
+import numpy as np
 import tensorflow as tf
-from absl import logging
 
-from albert_tf.data.tfrecord_io import AtomicTFRecordWriter
+from albert_tf.finetuning import feature_cache
 from albert_tf.finetuning import records as shared
-from albert_tf.finetuning.feature_cache import tokenizer_fingerprint
 from albert_tf.glue.features import InputFeatures
 from albert_tf.glue.tsv import read_bytes
 from albert_tf.tokenization import FullTokenizer
 
 FORMAT_VERSION = "glue-features-v1"
+# Split → the original's cache file suffix (`<task>_train.tf_record`, …).
+CACHE_SUFFIX = {"train": "train", "dev": "eval", "test": "predict"}
 
 
-def cache_path(cached_dir: str, task_name: str, split: str, max_seq_length: int,
-               tokenizer: FullTokenizer, source_file: str, use_spm: bool = True,
-               do_lower_case: bool = True) -> str:
-    """`<cached_dir>/<task>_<split>_<max_seq_length>_<digest>.tf_record`: the digest covers
-    the tokenizer, the text preprocessing and the source file's bytes."""
-    digest = hashlib.sha256()
-    digest.update(f"{FORMAT_VERSION}\0{task_name}\0{split}\0{max_seq_length}\0{use_spm}\0"
-                  f"{do_lower_case}\0".encode())
-    digest.update(tokenizer_fingerprint(tokenizer).encode())
-    digest.update(hashlib.sha256(read_bytes(source_file)).digest())
-    name = f"{task_name}_{split}_{max_seq_length}_{digest.hexdigest()[:16]}.tf_record"
-    return os.path.join(cached_dir, name)
+def cache_path(cached_dir: str, task_name: str, split: str) -> str:
+    """`<cached_dir>/<task>_{train,eval,predict}.tf_record`, the original's names."""
+    return os.path.join(cached_dir, f"{task_name}_{CACHE_SUFFIX[split]}.tf_record")
 
 
-def _int_feature(values: Sequence[int]) -> tf.train.Feature:
-    return tf.train.Feature(int64_list=tf.train.Int64List(value=list(values)))
+def cache_settings(task_name: str, split: str, max_seq_length: int, do_lower_case: bool,
+                   tokenizer: FullTokenizer, source_file: str, num_examples: int
+                   ) -> dict[str, Any]:
+    """The key of a split's features (compared with the cached file's sidecar)."""
+    return feature_cache.cache_key(
+        FORMAT_VERSION, tokenizer, feature_cache.digest(read_bytes(source_file)),
+        task=task_name, split=split, max_seq_length=max_seq_length,
+        do_lower_case=do_lower_case, num_examples=num_examples)
 
 
-def serialize_features(features: InputFeatures, is_regression: bool) -> bytes:
-    """One `tf.train.Example` with the original's field names."""
-    fields = {
-        "input_ids": _int_feature(features.input_ids),
-        "input_mask": _int_feature(features.input_mask),
-        "segment_ids": _int_feature(features.segment_ids),
-        "label_ids": (tf.train.Feature(float_list=tf.train.FloatList(value=[features.label_id]))
-                      if is_regression else _int_feature([features.label_id])),
-        "is_real_example": _int_feature([int(features.is_real_example)]),
-    }
-    return tf.train.Example(features=tf.train.Features(feature=fields)).SerializeToString()
+def feature_columns(features: Sequence[InputFeatures], is_regression: bool
+                    ) -> dict[str, tuple[str, np.ndarray]]:
+    """The TFRecord columns of the features, in the original's order."""
+    count = len(features)
+    labels = [f.label_id for f in features]
+    return {"input_ids": ("int64", np.array([f.input_ids for f in features], np.int64)),
+            "input_mask": ("int64", np.array([f.input_mask for f in features], np.int64)),
+            "segment_ids": ("int64", np.array([f.segment_ids for f in features], np.int64)),
+            "label_ids": (("float", np.array(labels, np.float32).reshape(count, 1))
+                          if is_regression else
+                          ("int64", np.array(labels, np.int64).reshape(count, 1))),
+            "is_real_example": ("int64", np.array([int(f.is_real_example) for f in features],
+                                                  np.int64).reshape(count, 1))}
 
 
-def write_records(path: str, features: Sequence[InputFeatures], is_regression: bool) -> None:
-    """Writes the TFRecord file atomically: a crash leaves no partial file at `path`."""
-    with AtomicTFRecordWriter(path) as writer:
-        for item in features:
-            writer.write_many([serialize_features(item, is_regression)])
+def write_records(path: str, features: Sequence[InputFeatures], is_regression: bool) -> int:
+    """Writes the TFRecord file atomically (a crash leaves no partial file at `path`);
+    returns the record count."""
+    return shared.write_feature_records(path, feature_columns(features, is_regression))
 
 
-def cached_records(path: str, build: Callable[[], Sequence[InputFeatures]],
-                   is_regression: bool) -> str:
-    """`path` if it exists (reused, logged), else the records `build()` returns written there."""
-    if tf.io.gfile.exists(path):
-        logging.info("Reusing cached features %s", path)
-        return path
-    features = build()
-    write_records(path, features, is_regression)
-    logging.info("Wrote %d feature records to %s", len(features), path)
-    return path
+def cached_records(path: str, settings: dict[str, Any],
+                   build: Callable[[], Sequence[InputFeatures]], is_regression: bool,
+                   owned: bool) -> str:
+    """`path`, reused when its key matches `settings`, else the records `build()` returns
+    written there (see `finetuning.feature_cache` for stale and foreign files)."""
+    return feature_cache.cached_features(
+        path, settings, lambda target: write_records(target, build(), is_regression), owned)
 
 
 def decoder(max_seq_length: int, is_regression: bool) -> Callable:

@@ -15,10 +15,10 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.finetuning.inference import Predictor
 from albert_tf.finetuning.metrics import mean_of_batch_means
 from albert_tf.finetuning.model_source import task_config, task_tokenizer
-from albert_tf.finetuning.run import FineTuningError, FineTuningOptions, FineTuningRun
+from albert_tf.finetuning.preflight import check_vocab_fits
+from albert_tf.finetuning.run import FineTuningError, FineTuningRun, FixedStepOptions
 from albert_tf.finetuning.warm_start import RestoreReport
 from albert_tf.glue import records
 from albert_tf.glue.export import export_classifier
@@ -38,7 +38,7 @@ class GlueRunError(FineTuningError):
 
 
 @dataclasses.dataclass(kw_only=True)
-class GlueRunOptions(FineTuningOptions):
+class GlueRunOptions(FixedStepOptions):
     """run_classifier's flags (spec §8.1 names and defaults); the shared fine-tuning and loop
     flags (output_dir, init_checkpoint, do_*, batch sizes, steps, …) are inherited."""
 
@@ -110,6 +110,7 @@ class GlueRun(FineTuningRun):
                                f"max_position_embeddings {self.config.max_position_embeddings}")
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
                                         opts.albert_hub_module_handle)
+        check_vocab_fits(self.config, self.tokenizer, opts)
         self.processor = GlueProcessor(self.task, self.tokenizer.uses_sentencepiece,
                                        opts.do_lower_case)
         self.result = GlueRunResult(eval_results=self.eval_results)
@@ -124,20 +125,23 @@ class GlueRun(FineTuningRun):
         model_fn = classifier_model_fn(self.config, self.task.num_labels,
                                        opts.albert_hub_module_handle)
         self.setup(model_fn, glue_objective(self.task), self.task.metric_key,
+                   num_train_steps=opts.train_step, num_warmup_steps=opts.warmup_step,
                    optimizer_name=opts.optimizer, keep_checkpoint_max=KEEP_ALL_CHECKPOINTS)
-        self.predictor = Predictor(self.trainer.model, self.trainer.strategy)
 
     # ----- inputs -----
     def _records(self, split: str) -> str:
+        """The split's cached features: in --cached_dir (the user's: refused when stale)
+        or output_dir (ours: rebuilt when stale)."""
         opts = self.opts
-        path = records.cache_path(opts.cached_dir or opts.output_dir, self.task.name, split,
-                                  opts.max_seq_length, self.tokenizer,
-                                  self.task.path(opts.data_dir, split),
-                                  self.tokenizer.uses_sentencepiece, opts.do_lower_case)
+        examples = self.examples[split]
+        settings = records.cache_settings(self.task.name, split, opts.max_seq_length,
+                                          opts.do_lower_case, self.tokenizer,
+                                          self.task.path(opts.data_dir, split), len(examples))
         return records.cached_records(
-            path, lambda: convert_examples_to_features(
-                self.examples[split], self.processor.get_labels(), opts.max_seq_length,
-                self.tokenizer), self.task.is_regression)
+            records.cache_path(opts.cached_dir or opts.output_dir, self.task.name, split),
+            settings, lambda: convert_examples_to_features(
+                examples, self.processor.get_labels(), opts.max_seq_length, self.tokenizer),
+            self.task.is_regression, owned=not opts.cached_dir)
 
     def _dataset(self, split: str, batch_size: int) -> tf.data.Dataset:
         return records.eval_dataset(self.records[split], batch_size, self.opts.max_seq_length,
@@ -151,7 +155,8 @@ class GlueRun(FineTuningRun):
     # ----- evaluation -----
     def evaluate_current(self, step: int) -> dict[str, float]:
         """Metrics of the model's current weights on the dev set (spec §8.5)."""
-        outputs = self.predictor.run(self._dataset("dev", self.opts.eval_batch_size))
+        outputs = self.predictor.run(self._dataset("dev", self.opts.eval_batch_size),
+                                     len(self.examples["dev"]), f"Evaluating {self.task.name} dev")
         logits, labels = outputs["logits"], outputs["label_ids"]
         weights = outputs["is_real_example"]
         results = glue_metrics(self.task, logits, labels, weights)
@@ -166,7 +171,8 @@ class GlueRun(FineTuningRun):
         opts = self.opts
         self.result.train_logs = super().train(
             records.train_dataset_fn(self.records["train"], opts.train_batch_size,
-                                     opts.max_seq_length, self.task.is_regression, opts.seed))
+                                     opts.max_seq_length, self.task.is_regression, opts.seed),
+            evaluate_on_save=opts.do_eval)
 
     def evaluate(self) -> None:
         super().evaluate()
@@ -176,7 +182,8 @@ class GlueRun(FineTuningRun):
     def predict(self) -> None:
         source = self.load_best_weights()
         logging.info("Predicting %s test with %s", self.task.name, source)
-        outputs = self.predictor.run(self._dataset("test", self.opts.predict_batch_size))
+        outputs = self.predictor.run(self._dataset("test", self.opts.predict_batch_size),
+                                     len(self.examples["test"]), f"Predicting {self.task.name} test")
         examples = self.examples["test"]
         if len(outputs["logits"]) != len(examples):
             raise RuntimeError(f"{len(outputs['logits'])} predictions for {len(examples)} examples")

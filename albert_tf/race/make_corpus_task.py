@@ -4,10 +4,13 @@ RACE-format task of `albert_tf.race.corpus_task` (from the built-in corpus by de
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+
 from typing import Sequence
 
 from absl import app, flags
 
+from albert_tf import cli
 from albert_tf.race.corpus_task import KINDS, build_race_corpus_task
 
 flags.DEFINE_string("output_dir", None, "RACE data_dir to write (RACE/ inside).")
@@ -42,4 +45,4 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("albert_tf.race.make_corpus_task"))

@@ -2,8 +2,8 @@
 
 `input_ids`, `input_mask`, `segment_ids`: the 4 sequences concatenated (4·S int64);
 `label_ids` (1) and `is_real_example` (1). Read back as int32 [4, S] model inputs. The cache
-is reused only when the settings that made it (split, levels, lengths, lower-casing,
-tokenizer, source bytes) are the same (`albert_tf.finetuning.feature_cache`).
+is reused only when its key (tokenizer contents, source bytes, split, levels, lengths,
+lower-casing) matches (`albert_tf.finetuning.feature_cache`, the policy of every task).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any, Callable
 import numpy as np
 
 from albert_tf.finetuning import feature_cache
-from albert_tf.finetuning.feature_cache import tokenizer_fingerprint
 from albert_tf.finetuning.records import feature_decoder, write_feature_records
 from albert_tf.race.examples import NUM_OPTIONS, RaceSplit
 from albert_tf.race.features import RaceFeatures
@@ -40,12 +39,11 @@ def write_race_records(path: str, features: RaceFeatures) -> int:
 def cache_settings(split: str, data: RaceSplit, levels: tuple[str, ...], max_seq_length: int,
                    max_qa_length: int, do_lower_case: bool, tokenizer: FullTokenizer
                    ) -> dict[str, Any]:
-    """What decides a split's features (compared with the cached file's sidecar)."""
-    return {"format": FORMAT_VERSION, "split": split, "levels": list(levels),
-            "max_seq_length": max_seq_length, "max_qa_length": max_qa_length,
-            "do_lower_case": do_lower_case,
-            "tokenizer": tokenizer_fingerprint(tokenizer)[:16],
-            "sources": data.source_digest, "num_examples": len(data.examples)}
+    """The key of a split's features (compared with the cached file's sidecar)."""
+    return feature_cache.cache_key(
+        FORMAT_VERSION, tokenizer, data.source_digest, split=split, levels=list(levels),
+        max_seq_length=max_seq_length, max_qa_length=max_qa_length,
+        do_lower_case=do_lower_case, num_examples=len(data.examples))
 
 
 def cached_race_records(path: str, settings: dict[str, Any], build: Callable[[], RaceFeatures],

@@ -23,11 +23,11 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
-from albert_tf.finetuning.inference import Predictor
 from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
 from albert_tf.finetuning.objective import classification_objective
+from albert_tf.finetuning.preflight import check_vocab_fits
 from albert_tf.finetuning.records import eval_dataset, train_dataset_fn
-from albert_tf.finetuning.run import FineTuningError, FineTuningOptions, FineTuningRun
+from albert_tf.finetuning.run import FineTuningError, FineTuningRun, FixedStepOptions
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.race import records
 from albert_tf.race.examples import NUM_OPTIONS, RaceSplit, levels_to_read, read_race_split
@@ -49,7 +49,7 @@ class RaceRunError(FineTuningError):
 
 
 @dataclasses.dataclass(kw_only=True)
-class RaceRunOptions(FineTuningOptions):
+class RaceRunOptions(FixedStepOptions):
     """run_race's flags (spec §10.1 names and defaults) plus the loop's shared ones."""
 
     data_dir: str
@@ -123,6 +123,7 @@ class RaceRun(FineTuningRun):
                                f"max_position_embeddings {self.config.max_position_embeddings}")
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
                                         opts.albert_hub_module_handle)
+        check_vocab_fits(self.config, self.tokenizer, opts)
         self.result = RaceRunResult()
         # Read every split first: bad input stops the run before anything is written.
         wanted = [PHASE_SPLITS[phase] for phase, on in (
@@ -138,9 +139,9 @@ class RaceRun(FineTuningRun):
         self.records = {split: self._records(split) for split in wanted}
         self.decode = records.race_decoder(opts.max_seq_length)
         self.setup(task_model_fn(self._build_model, self.config, opts.albert_hub_module_handle),
-                   classification_objective(), METRIC_KEY, optimizer_name="adamw",
+                   classification_objective(), METRIC_KEY, num_train_steps=opts.train_step,
+                   num_warmup_steps=opts.warmup_step, optimizer_name="adamw",
                    keep_checkpoint_max=opts.num_keep_checkpoint)
-        self.predictor = Predictor(self.trainer.model, self.trainer.strategy)
 
     # ----- inputs -----
     def _records(self, split: str) -> str:
@@ -168,7 +169,8 @@ class RaceRun(FineTuningRun):
 
     # ----- evaluation -----
     def _logits(self, split: str, batch_size: int):
-        outputs = self.predictor.run(self._dataset(split, batch_size))
+        outputs = self.predictor.run(self._dataset(split, batch_size),
+                                     len(self.data[split].examples), f"Predicting RACE {split}")
         logits = outputs["logits"]
         examples = self.data[split].examples
         if len(logits) != len(examples):
@@ -187,7 +189,8 @@ class RaceRun(FineTuningRun):
     def train(self) -> None:  # pylint: disable=arguments-differ
         opts = self.opts
         self.result.train_logs = super().train(train_dataset_fn(
-            self.records["train"], opts.train_batch_size, self.decode, opts.seed))
+            self.records["train"], opts.train_batch_size, self.decode, opts.seed),
+            evaluate_on_save=opts.do_eval)
         self.result.eval_results = self.eval_results
 
     def evaluate(self) -> None:

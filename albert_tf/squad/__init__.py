@@ -1,7 +1,7 @@
 """SQuAD v1.1 / v2.0: reading, alignment, windows, feature cache, post-processing, metrics.
 
 Spec §9. The TensorFlow-free parts (examples, alignment, features, postprocess, evaluate)
-import without TensorFlow; `runner` (what run_squad.py calls), `inputs`, `predict` and
+import without TensorFlow; `runner` (what run_squad.py calls), `inputs`, `feature_cache` and
 `objective` need it and are imported on first use.
 
 Example:
@@ -26,7 +26,7 @@ from albert_tf.squad.postprocess import (NbestEntry, SquadPredictions, postproce
                                          write_prediction_files)
 
 _LAZY = {"SquadRunOptions": "runner", "SquadRunResult": "runner", "run": "runner",
-         "predict_raw_results": "predict", "squad_objective": "objective",
+         "squad_objective": "objective",
          "train_dataset_fn": "inputs", "predict_dataset": "inputs"}
 
 __all__ = ["Answer", "ContextTokens", "FeatureBuilder", "NbestEntry", "SkipReport",

@@ -10,6 +10,9 @@ is one `SquadDataError` line (file, JSON path, what was expected); questions tha
 be used (empty context, an `answer_start` that does not point at the answer text, a
 training question without exactly one answer) are skipped and counted in a `SkipReport`;
 a v2.0 file read without `--version_2_with_negative` is an error rather than a crash later.
+A training answer whose span `[answer_start, answer_start + len(text))` is not inside its
+context is corrupt data (the original crashes on it, faithfulness §9.3 step 6): an error
+naming the file, the question id and the offsets, not a skip.
 """
 
 from __future__ import annotations
@@ -237,8 +240,13 @@ def _read_qa(qa: Any, context: str, paragraph_id: int, where: str, is_training: 
         if not answer.text.strip():
             skips.add("empty answer text", qas_id)
             return None
-        if context[answer.answer_start:answer.answer_start + len(answer.text)] != answer.text \
-                or answer.answer_start < 0:
+        end = answer.answer_start + len(answer.text)
+        if answer.answer_start < 0 or end > len(context):
+            raise SquadDataError(
+                f"{where}: question {qas_id!r}: answer span [{answer.answer_start}, {end}) "
+                f"(answer_start + length of its text) lies outside its context "
+                f"[0, {len(context)})")
+        if context[answer.answer_start:end] != answer.text:
             skips.add("answer_start does not point at the answer text", qas_id)
             return None
     return SquadExample(qas_id, question, context, answers, is_impossible, paragraph_id)

@@ -1,42 +1,59 @@
-"""The feature cache: TFRecords under the original's names, plus the eval feature objects.
+"""SQuAD's feature caches, under the policy every task shares (`finetuning.feature_cache`).
 
-Spec §9.1/§9.4: `train_feature_file` (TFRecord with labels), `predict_feature_file`
+Faithfulness §9.1/§9.4: `train_feature_file` (TFRecord with labels), `predict_feature_file`
 (TFRecord without) and `predict_feature_left_file` (the eval feature objects that
-post-processing needs, pickled). As the original, a cache file is built only when absent
-and reused otherwise. Ours are written under a temporary name and renamed when complete,
-so an interrupted run leaves no partial cache; a cache built with other settings
-(sequence length, stride, ...) is refused with one line instead of silently misused.
+post-processing needs, pickled). The original builds a cache file only when absent and reuses
+it otherwise; here a file is reused only when its key — the SentencePiece model's contents
+(not its file name), the JSON file's bytes, and every feature setting — matches: our own
+files in output_dir are rebuilt when stale, files the user named are refused. The records go
+through the one writer (`finetuning.records.write_feature_records`); the pickle carries the
+key too, so a record file and a feature file of different runs are never paired.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import pickle
 import tempfile
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
-from absl import logging
 
-from albert_tf.data.example_codec import encode_examples
-from albert_tf.data.tfrecord_io import AtomicTFRecordWriter, publish
+from albert_tf.data.tfrecord_io import publish
+from albert_tf.finetuning import feature_cache
+from albert_tf.finetuning.feature_cache import FeatureCacheError
+from albert_tf.finetuning.records import write_feature_records
 from albert_tf.squad.features import SquadFeature, feature_columns
+from albert_tf.tokenization import FullTokenizer
 
-_LEFT_FORMAT = "albert_tf.squad eval features v1"
+FORMAT_VERSION = "squad-features-v1"
+_LEFT_FORMAT = "albert_tf.squad eval features v2"
+
+def cache_settings(role: str, source_file: str, tokenizer: FullTokenizer, max_seq_length: int,
+                   doc_stride: int, max_query_length: int, do_lower_case: bool,
+                   version_2_with_negative: bool) -> dict[str, Any]:
+    """The key of the train ("train") or prediction ("predict") features of `source_file`."""
+    return feature_cache.cache_key(
+        FORMAT_VERSION, tokenizer, feature_cache.file_digest(source_file), role=role,
+        max_seq_length=max_seq_length, doc_stride=doc_stride,
+        max_query_length=max_query_length, do_lower_case=do_lower_case,
+        version_2_with_negative=version_2_with_negative)
 
 
-class FeatureCacheError(ValueError):
-    """A cached feature file does not fit this run (one line: file, what differs)."""
-
-
-def _write_records(path: str, features: Sequence[SquadFeature], with_labels: bool) -> None:
+def write_records(path: str, features: Sequence[SquadFeature], with_labels: bool) -> int:
+    """The features' TFRecord (original names, §9.4), written atomically; the record count."""
+    if not features:
+        raise FeatureCacheError(f"{path}: no features to write")
     columns = feature_columns(features, with_labels)
-    with AtomicTFRecordWriter(path) as writer:
-        for begin in range(0, len(features), 1000):
-            writer.write_many(encode_examples(
-                {name: ("int64", array[begin:begin + 1000]) for name, array in columns.items()}))
+    return write_feature_records(path, {name: ("int64", array) for name, array in columns.items()})
+
+
+def cached_train_records(path: str, settings: dict[str, Any],
+                         build: Callable[[], Sequence[SquadFeature]], owned: bool) -> str:
+    """The training TFRecord at `path`, reused when its key matches, else built."""
+    return feature_cache.cached_features(
+        path, settings, lambda target: write_records(target, build(), with_labels=True), owned)
 
 
 def _write_atomic_bytes(path: str, data: bytes) -> None:
@@ -52,57 +69,6 @@ def _write_atomic_bytes(path: str, data: bytes) -> None:
             os.remove(tmp)
 
 
-def settings_path(record_path: str) -> str:
-    """The JSON sidecar recording the settings a training cache was built with."""
-    return record_path + ".settings.json"
-
-
-def _check_settings(path: str, stored: dict[str, Any] | None, settings: dict[str, Any]) -> None:
-    if stored is None:
-        return
-    differing = [f"{k}={stored.get(k)!r} (now {v!r})" for k, v in settings.items()
-                 if k in stored and stored[k] != v]
-    if differing:
-        raise FeatureCacheError(
-            f"{path}: cached features were built with {', '.join(differing)}; delete the "
-            f"file or choose another path")
-
-
-def write_train_features(path: str, features: Sequence[SquadFeature],
-                         settings: dict[str, Any]) -> None:
-    """Writes the training TFRecord (with labels) and its settings sidecar, atomically."""
-    if not features:
-        raise FeatureCacheError(f"{path}: no training features to write")
-    _write_records(path, features, with_labels=True)
-    _write_atomic_bytes(settings_path(path), json.dumps(
-        {**settings, "num_features": len(features)}, indent=2).encode("utf-8"))
-    logging.info("Wrote %d training features to %s", len(features), path)
-
-
-def check_train_features(path: str, settings: dict[str, Any]) -> int | None:
-    """Checks a reused training cache against `settings`; returns its feature count if known."""
-    sidecar = settings_path(path)
-    if not os.path.exists(sidecar):
-        logging.warning("%s has no settings sidecar; reusing it unchecked", path)
-        return None
-    with open(sidecar, encoding="utf-8") as f:
-        stored = json.load(f)
-    _check_settings(path, stored, settings)
-    return stored.get("num_features")
-
-
-def write_predict_features(record_path: str, left_path: str, features: Sequence[SquadFeature],
-                           settings: dict[str, Any]) -> None:
-    """Writes the prediction TFRecord, then the pickled feature objects (each atomically)."""
-    if not features:
-        raise FeatureCacheError(f"{record_path}: no prediction features to write")
-    _write_records(record_path, features, with_labels=False)
-    light = [_without_arrays(f) for f in features]
-    payload = {"format": _LEFT_FORMAT, "settings": settings, "features": light}
-    _write_atomic_bytes(left_path, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
-    logging.info("Wrote %d prediction features to %s and %s", len(features), record_path, left_path)
-
-
 def _without_arrays(feature: SquadFeature) -> SquadFeature:
     """The feature minus its input arrays (they live in the TFRecord)."""
     empty = np.zeros(0, np.int32)
@@ -110,20 +76,29 @@ def _without_arrays(feature: SquadFeature) -> SquadFeature:
                                p_mask=empty)
 
 
-def load_predict_features(left_path: str, settings: dict[str, Any]) -> list[SquadFeature]:
-    """The cached eval feature objects, checked against this run's `settings`.
+def write_left_features(path: str, features: Sequence[SquadFeature],
+                        settings: dict[str, Any]) -> None:
+    """Pickles the eval feature objects (without their arrays) and their key, atomically."""
+    payload = {"format": _LEFT_FORMAT, "settings": dict(settings),
+               "features": [_without_arrays(f) for f in features]}
+    _write_atomic_bytes(path, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def load_left_features(path: str) -> tuple[list[SquadFeature], dict[str, Any]]:
+    """(eval feature objects, their key) of a file this tool wrote.
 
     The pickle is our own cache file; only load files this tool wrote.
     """
-    with open(left_path, "rb") as f:
+    with open(path, "rb") as f:
         try:
             payload = pickle.load(f)
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as e:
-            raise FeatureCacheError(f"{left_path}: not a feature file written by run_squad ({e})") from None
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError) as e:
+            raise FeatureCacheError(f"{path}: not a feature file written by albert-tf "
+                                    f"run_squad ({e})") from None
     if not isinstance(payload, dict) or payload.get("format") != _LEFT_FORMAT:
-        raise FeatureCacheError(f"{left_path}: not a feature file written by this run_squad")
-    _check_settings(left_path, payload["settings"], settings)
-    return payload["features"]
+        raise FeatureCacheError(f"{path}: not a feature file written by this version of "
+                                "albert-tf run_squad; delete it to rebuild it")
+    return payload["features"], payload["settings"]
 
 
 def check_examples_match(left_path: str, features: Sequence[SquadFeature],
@@ -134,3 +109,34 @@ def check_examples_match(left_path: str, features: Sequence[SquadFeature],
             raise FeatureCacheError(
                 f"{left_path}: cached features do not match the predict file (question "
                 f"{feature.qas_id!r}); delete the feature files or choose other paths")
+
+
+def cached_predict_features(record_path: str, left_path: str, settings: dict[str, Any],
+                            build: Callable[[], Sequence[SquadFeature]], owned: bool,
+                            qas_ids: Sequence[str]) -> list[SquadFeature]:
+    """The prediction TFRecord + feature file pair, reused when both keys match, else
+    built (records, then features, then the sidecar); returns the feature objects."""
+    features: list[SquadFeature] = []
+
+    def check() -> list[str]:  # the feature file is half of the cache: its key must match
+        try:
+            loaded, stored = load_left_features(left_path)
+        except FeatureCacheError as e:
+            if not owned:
+                raise
+            return [str(e)]
+        features[:] = loaded
+        return [f"{os.path.basename(left_path)}: {change}"
+                for change in feature_cache.differences(stored, settings)]
+
+    def write(target: str) -> int:
+        built = list(build())
+        count = write_records(target, built, with_labels=False)
+        write_left_features(left_path, built, settings)
+        features[:] = built
+        return count
+
+    feature_cache.cached_features(record_path, settings, write, owned, companions=[left_path],
+                                  check=check)
+    check_examples_match(left_path, features, qas_ids)
+    return features

@@ -77,7 +77,20 @@ def train_dataset_fn(path: str, batch_size: int, max_seq_length: int,
     return dataset_fn
 
 
-def predict_dataset(path: str, batch_size: int, max_seq_length: int) -> tf.data.Dataset:
-    """Parsed prediction records (original names, `unique_ids` included), in file order."""
+def predict_dataset(path: str, batch_size: int, max_seq_length: int,
+                    version_2_with_negative: bool) -> tf.data.Dataset:
+    """(model inputs, {"unique_ids"}) batches of the prediction records, in file order, the
+    last (short) batch kept: the `finetuning.inference.Predictor`'s input."""
+    parse = _parse(max_seq_length, with_labels=False)
+
+    def split(serialized: tf.Tensor):
+        record = parse(serialized)
+        return model_inputs(record, version_2_with_negative), {"unique_ids": record["unique_ids"]}
+
     dataset = tf.data.TFRecordDataset(path).batch(batch_size)
-    return dataset.map(_parse(max_seq_length, with_labels=False)).prefetch(tf.data.AUTOTUNE)
+    return dataset.map(split).prefetch(tf.data.AUTOTUNE)
+
+
+def inference_inputs(features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor | None]:
+    """v2's model inputs to predict: no gold start (the head searches the best starts)."""
+    return {**features, "start_positions": None}

@@ -33,6 +33,12 @@ V1_EMPTY_TEXT = "empty"
 V2_EMPTY_SCORE = -1e6
 NO_FEATURE_NULL_SCORE = 1e6  # an example without features (alignment skip, Q26) is "no answer"
 RawResult = Mapping[str, Any]  # one feature's model outputs, output name → array
+# What prediction gathers from the span labeler (faithfulness §9.5–9.6 "predict outputs"):
+# v1 the raw start/end logits (the original names them start_log_prob / end_log_prob, Q22),
+# v2 the beam (top starts, top ends per start) and cls_logits.
+V1_OUTPUTS = ("start_logits", "end_logits")
+V2_OUTPUTS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
+              "cls_logits")
 PREDICTIONS_FILE = "predictions.json"
 NBEST_FILE = "nbest_predictions.json"
 NULL_ODDS_FILE = "null_odds.json"
@@ -165,6 +171,14 @@ def example_nbest(example: SquadExample, features: Sequence[SquadFeature],
     for entry, p in zip(nbest, softmax([e.start_log_prob + e.end_log_prob for e in nbest])):
         entry.probability = p
     return nbest
+
+
+def results_by_unique_id(outputs: Mapping[str, Any], names: Sequence[str]
+                         ) -> dict[int, RawResult]:
+    """{unique_id: {name: row}} from gathered columns (`outputs["unique_ids"]` [N] and each
+    name [N, …]), the form `postprocess` reads."""
+    return {int(unique_id): {name: outputs[name][row] for name in names}
+            for row, unique_id in enumerate(outputs["unique_ids"].tolist())}
 
 
 def postprocess(examples: Sequence[SquadExample], features: Sequence[SquadFeature],

@@ -15,8 +15,10 @@ Example (in a run_* script):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from typing import TYPE_CHECKING
+import math
+from typing import TYPE_CHECKING, Mapping
 
 from absl import flags, logging
 
@@ -79,6 +81,90 @@ def define_tpu_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     define(flags.DEFINE_integer, "num_tpu_cores", 8,
            "Kept for the original's command lines; TPUStrategy reads the core count from "
            "the TPU system.", lower_bound=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class FloatRange:
+    """What a float flag must hold besides being finite: optional bounds (closed unless
+    `*_open`), applied only while the bool flag `when` is true (e.g. "do_train").
+
+    `unset` accepts NaN as "not given" (the original's `--threshold_to_export` default);
+    None, the default of optional float flags, is always accepted.
+    """
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    when: str | None = None
+    unset: bool = False
+
+    def requirement(self) -> str:
+        """E.g. "a finite number > 0", "a finite number in [0, 1)"."""
+        if self.low is not None and self.high is not None:
+            return (f"a finite number in {'(' if self.low_open else '['}{self.low:g}, "
+                    f"{self.high:g}{')' if self.high_open else ']'}")
+        if self.low is not None:
+            return f"a finite number {'>' if self.low_open else '>='} {self.low:g}"
+        if self.high is not None:
+            return f"a finite number {'<' if self.high_open else '<='} {self.high:g}"
+        return "a finite number"
+
+    def contains(self, value: float) -> bool:
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return not (self.high is not None
+                    and (value >= self.high if self.high_open else value > self.high))
+
+
+FINITE = FloatRange()
+POSITIVE = FloatRange(low=0.0, low_open=True)
+NON_NEGATIVE = FloatRange(low=0.0)
+PROBABILITY = FloatRange(low=0.0, high=1.0)
+DROPOUT = FloatRange(low=0.0, high=1.0, high_open=True)  # rate 1 would divide by zero
+
+
+def float_flag_names(flag_values: flags.FlagValues = flags.FLAGS) -> list[str]:
+    """Names of the float flags defined in `flag_values`."""
+    return sorted(name for name in flag_values
+                  if isinstance(flag_values[name].parser, flags.FloatParser))
+
+
+def register_float_validators(ranges: Mapping[str, FloatRange] | None = None,
+                              flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """Every float flag must be finite (NaN and ±inf otherwise train a step and then stop
+    on a non-finite loss); those named in `ranges` must also lie in their range.
+
+    Call once, after the script's flags are defined. A bad value is a flag parsing error:
+    `<script>: error: flag --learning_rate=nan: expected a finite number > 0` with
+    `albert_tf.cli.flags_parser`.
+
+    Example:
+        >>> register_float_validators({"learning_rate": FloatRange(0, low_open=True,
+        ...                                                        when="do_train")})
+    """
+    ranges = dict(ranges or {})
+    names = float_flag_names(flag_values)
+    unknown = sorted(set(ranges) - set(names))
+    if unknown:
+        raise ValueError(f"not float flags: {', '.join(unknown)}")
+    for name in names:
+        flags.register_validator(
+            name, functools.partial(_check_float, ranges.get(name, FINITE), flag_values),
+            flag_values=flag_values)
+
+
+def _check_float(allowed: FloatRange, flag_values: flags.FlagValues, value: float | None) -> bool:
+    """absl validator: True, or a ValidationError whose text says what was expected."""
+    if value is None or (allowed.unset and math.isnan(value)):
+        return True
+    if not math.isfinite(value):
+        raise flags.ValidationError(f"expected {FINITE.requirement()}")
+    applies = allowed.when is None or bool(flag_values[allowed.when].value)
+    if applies and not allowed.contains(value):
+        condition = f" with --{allowed.when}" if allowed.when else ""
+        raise flags.ValidationError(f"expected {allowed.requirement()}{condition}")
+    return True
 
 
 def strategy_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> "tf.distribute.Strategy":

@@ -494,36 +494,6 @@ class Trainer:
         logging.info("Restored model weights from %s (step %d)", path, int(self.global_step.numpy()))
         return path
 
-    def predict(self, dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset],
-                steps: int | None = None, passthrough: Sequence[str] = ()) -> dict[str, Any]:
-        """Model outputs over a dataset (None steps: to its end), as NumPy arrays in input
-        order, plus the `passthrough` keys of the features/labels (e.g. "unique_ids").
-
-        On several workers each returns the examples of its own input shard.
-        """
-        import numpy as np  # noqa: PLC0415
-
-        dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
-
-        def step(batch):
-            features, labels = batch if isinstance(batch, tuple) else (batch, {})
-            outputs = dict(self.model(features, training=False))
-            for key in passthrough:
-                outputs[key] = features[key] if key in features else labels[key]
-            return outputs
-
-        step_fn = tf.function(lambda batch: self.strategy.run(step, args=(batch,)))
-        results: dict[str, list] = {}
-        for index, batch in enumerate(dataset):
-            if steps is not None and index >= steps:
-                break
-            for key, value in step_fn(batch).items():
-                if key == "encoder_outputs":
-                    continue
-                parts = self.strategy.experimental_local_results(value)
-                results.setdefault(key, []).extend(np.asarray(p) for p in parts)
-        return {key: np.concatenate(parts) for key, parts in results.items()}
-
     def evaluate(self, dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset],
                  steps: int | None = None, results_file: str | None = EVAL_RESULTS_FILE
                  ) -> dict[str, float]:

@@ -105,13 +105,15 @@ def to_model_inputs(batch: Mapping[str, tf.Tensor]) -> tuple[dict[str, tf.Tensor
 def pretraining_dataset_fn(input_patterns: str | Sequence[str], batch_size: int,
                            max_seq_length: int, max_predictions_per_seq: int,
                            is_training: bool = True, dynamic_masking: bool = False,
-                           masking_options: Any = None, seed: int | None = None
+                           masking_options: Any = None, seed: int | None = None,
+                           id_limits: Any = None
                            ) -> Callable[[tf.distribute.InputContext], tf.data.Dataset]:
     """A loop dataset function over `albert_tf.data.pretraining_dataset`.
 
     `batch_size` is global; each input pipeline batches its per-replica share. Evaluation
     repeats the files indefinitely, as the original (spec §6.2; the loop stops after
-    max_eval_steps).
+    max_eval_steps). `id_limits` (`albert_tf.data.value_checks.IdLimits`) checks every batch's
+    ids against the model on the host.
     """
     from albert_tf.data import pretraining_dataset  # pylint: disable=import-outside-toplevel
 
@@ -120,7 +122,7 @@ def pretraining_dataset_fn(input_patterns: str | Sequence[str], batch_size: int,
             input_patterns, batch_size, max_seq_length, max_predictions_per_seq,
             is_training=is_training, input_context=input_context,
             dynamic_masking=dynamic_masking, masking_options=masking_options, seed=seed,
-            drop_remainder=True)
+            drop_remainder=True, id_limits=id_limits)
         if not is_training:
             dataset = dataset.repeat()
         return dataset.map(to_model_inputs)

@@ -73,6 +73,22 @@ def test_pairs_agree_including_truncation(pipelines):
     assert len(differing) <= 0.01 * len(pairs)
 
 
+def test_empty_second_segments_pack_as_single_sentences(pipelines):
+    """Rows whose second text has no pieces agree with the GLUE features' `[CLS] a [SEP]`
+    (single-sentence truncation), in the same batch as ordinary pairs."""
+    exported, tokenizer, sentences = pipelines
+    empty = ["", "   ", "\u0301", "\t\n"]
+    long_first = " ".join(sentences[:6])  # longer than the sequence: truncation matters
+    pairs = [(long_first, b) for b in empty] + [(s, b) for s, b in zip(sentences[6:10], empty)]
+    pairs += list(zip(sentences[10:14], sentences[14:18]))
+    assert not compare(exported, tokenizer, pairs, 24)
+    packed = exported.bert_pack_inputs([exported.tokenize(tf.constant([long_first])),
+                                        exported.tokenize(tf.constant([""]))], tf.constant(24))
+    ids = packed["input_word_ids"].numpy()[0]
+    assert ids[-1] == tokenizer.sep_id and list(ids).count(tokenizer.sep_id) == 1
+    assert not packed["input_type_ids"].numpy().any()
+
+
 def test_root_call_and_special_tokens(pipelines):
     exported, tokenizer, _ = pipelines
     out = exported(tf.constant(["Hello world", "A second, longer sentence."]))

@@ -63,3 +63,22 @@ def test_processor_to_features_with_sentencepiece(glue_dir, text_assets):
         assert feature.input_ids[:len(expected)] == expected
         assert feature.segment_ids[:len(expected)] == [0] * (len(a) + 2) + [1] * (len(b) + 1)
         assert feature.input_ids[0] == tokenizer.cls_id == 2
+
+
+@pytest.mark.parametrize("text_b", ["", "   ", "\u0301"])
+def test_second_sentence_without_tokens_gives_the_single_sentence_layout(wordpiece, text_b):
+    """The original's `if tokens_b:`: `[CLS] a [SEP]`, cut to max_seq_length − 2 (spec §8.3),
+    not `[CLS] a [SEP] [SEP]` with pair truncation."""
+    assert wordpiece.tokenize(text_b) == []
+    example = InputExample("x", A, text_b, "1")
+    features = convert_single_example(example, {"0": 0, "1": 1}, 6, wordpiece)
+    assert features.input_ids == [2, 5, 6, 7, 8, 3]  # pair truncation would give 2 5 6 7 3 3
+    assert features.segment_ids == [0] * 6 and features.input_mask == [1] * 6
+    padded = convert_single_example(example, {"0": 0, "1": 1}, 12, wordpiece)
+    assert padded.input_ids == [2, 5, 6, 7, 8, 5, 9, 14, 3, 0, 0, 0]
+    assert padded.segment_ids == [0] * 12 and padded.input_mask == [1] * 9 + [0] * 3
+    # The batched path agrees, next to a normal pair.
+    pair = InputExample("y", A, B, "0")
+    batched = convert_examples_to_features([example, pair], ["0", "1"], 12, wordpiece)
+    assert batched[0] == padded
+    assert batched[1] == convert_single_example(pair, {"0": 0, "1": 1}, 12, wordpiece)

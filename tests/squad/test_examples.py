@@ -82,3 +82,36 @@ def test_training_shuffle_is_the_fixed_seed_permutation():
     first = [e.qas_id for e in shuffle_training_examples(examples)]
     assert first == [e.qas_id for e in shuffle_training_examples(examples)]
     assert sorted(first) == sorted(e.qas_id for e in examples) and first != [e.qas_id for e in examples]
+
+
+def squad_file(tmp_path, context: str, answers: list[dict]) -> str:
+    """A one-question training file (id "q1") with the given answers."""
+    data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": context, "qas": [
+        {"id": "q1", "question": "Where?", "answers": answers}]}]}]}
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("answer_start,end", [(30, 35), (-1, 4), (26, 31)])
+def test_training_answer_outside_its_context_is_an_error(tmp_path, answer_start, end):
+    # The context has 30 characters; "Paris" is 5 long, so [26, 31) overruns by one.
+    context = "The café stands in Paris now."
+    context += " " * (30 - len(context))
+    path = squad_file(tmp_path, context, [{"text": "Paris", "answer_start": answer_start}])
+    with pytest.raises(SquadDataError) as error:
+        read_squad_examples(path, is_training=True)
+    assert str(error.value) == (
+        f"{path}: data[0].paragraphs[0].qas[0]: question 'q1': answer span "
+        f"[{answer_start}, {end}) (answer_start + length of its text) lies outside its "
+        f"context [0, 30)")
+    # Prediction files only use the answers' text: the question is kept.
+    examples, skips = read_squad_examples(path, is_training=False)
+    assert [e.qas_id for e in examples] == ["q1"] and skips.total == 0
+
+
+def test_answer_at_the_very_end_of_the_context_is_fine(tmp_path):
+    context = "The café stands in Paris"
+    path = squad_file(tmp_path, context, [{"text": "Paris", "answer_start": 19}])
+    examples, skips = read_squad_examples(path, is_training=True)
+    assert [e.answer_start for e in examples] == [19] and skips.total == 0

@@ -1,13 +1,8 @@
-"""Windows, sequence layout, p_mask, labels and the feature cache (spec §9.4)."""
-
-import os
+"""Windows, sequence layout, p_mask and labels (faithfulness §9.4); the cache is in test_feature_cache."""
 
 import numpy as np
 import pytest
 
-from albert_tf.data.example_codec import decode_example
-from albert_tf.data.tfrecord_io import read_records
-from albert_tf.squad import feature_cache
 from albert_tf.squad.examples import Answer, SkipReport, SquadExample, read_squad_examples
 from albert_tf.squad.features import (FIRST_UNIQUE_ID, FeatureBuilder, doc_windows,
                                       max_context_flags)
@@ -91,48 +86,3 @@ def test_unalignable_examples_are_counted_skips():
     assert [f.qas_id for f in features] == ["good"]
     assert list(skips.ids.values()) == [["bad"]]
 
-
-def _features(tokenizer, with_labels):
-    examples, _ = read_squad_examples(fixture_path("dev-v1.1.json"), False)
-    builder = FeatureBuilder(tokenizer, max_seq_length=64, doc_stride=24, max_query_length=16)
-    return examples, builder.build(examples[:6], with_labels=with_labels)
-
-
-SETTINGS = {"max_seq_length": 64, "doc_stride": 24}
-
-
-def test_feature_cache_round_trip(tokenizer, tmp_path):
-    examples, features = _features(tokenizer, with_labels=True)
-    train_path = str(tmp_path / "train.tf_record")
-    feature_cache.write_train_features(train_path, features, SETTINGS)
-    records = [decode_example(r) for r in read_records(train_path)]
-    assert len(records) == len(features)
-    assert records[0]["input_ids"] == features[0].input_ids.tolist()
-    assert [r["start_positions"][0] for r in records] == [f.start_position for f in features]
-    assert feature_cache.check_train_features(train_path, SETTINGS) == len(features)
-    with pytest.raises(feature_cache.FeatureCacheError, match=r"max_seq_length=64 \(now 128\)"):
-        feature_cache.check_train_features(train_path, {**SETTINGS, "max_seq_length": 128})
-
-    record_path, left_path = str(tmp_path / "eval.tf_record"), str(tmp_path / "eval.pkl")
-    feature_cache.write_predict_features(record_path, left_path, features, SETTINGS)
-    assert "start_positions" not in decode_example(next(read_records(record_path)))
-    loaded = feature_cache.load_predict_features(left_path, SETTINGS)
-    assert [f.char_start for f in loaded] == [f.char_start for f in features]
-    feature_cache.check_examples_match(left_path, loaded, [e.qas_id for e in examples])
-    with pytest.raises(feature_cache.FeatureCacheError, match="do not match the predict file"):
-        feature_cache.check_examples_match(left_path, loaded, [e.qas_id for e in examples[1:]])
-
-
-def test_feature_cache_leaves_no_partial_file(tokenizer, tmp_path, monkeypatch):
-    _, features = _features(tokenizer, with_labels=True)
-    calls = []
-
-    def failing_encoder(columns):
-        calls.append(1)
-        raise KeyboardInterrupt("interrupted while writing")
-
-    monkeypatch.setattr(feature_cache, "encode_examples", failing_encoder)
-    path = str(tmp_path / "train.tf_record")
-    with pytest.raises(KeyboardInterrupt):
-        feature_cache.write_train_features(path, features, SETTINGS)
-    assert calls and os.listdir(tmp_path) == []

@@ -1,6 +1,7 @@
 """End to end on a tiny model: train a few steps, predict, evaluate (v1.1 and v2.0); bad input."""
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -13,6 +14,8 @@ from albert_tf.squad.evaluate import evaluate_v1, evaluate_v2
 from albert_tf.squad.examples import SquadDataError, read_squad_file
 from albert_tf.squad.runner import SquadRunOptions, run
 from tests.squad.conftest import fixture_path
+from tests.squad.reference import (assert_matches_reference, reference_options,
+                                   seeded_init_checkpoint, tiny_config)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NBEST_KEYS = ["text", "probability", "start_log_prob", "end_log_prob"]
@@ -20,25 +23,15 @@ NBEST_KEYS = ["text", "probability", "start_log_prob", "end_log_prob"]
 
 @pytest.fixture(scope="module")
 def config_file(tmp_path_factory, tokenizer):
-    config = AlbertConfig(vocab_size=tokenizer.vocab_size, embedding_size=16, hidden_size=32,
-                          num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
-                          max_position_embeddings=128)
+    config = tiny_config(tokenizer.vocab_size)
     path = str(tmp_path_factory.mktemp("config") / "albert_config.json")
     config.to_json_file(path)
     return path
 
 
 def _options(config_file, spm_model, output_dir, v2, **overrides):
-    version = "v2.0" if v2 else "v1.1"
-    values = dict(albert_config_file=config_file, spm_model_file=spm_model,
-                  output_dir=str(output_dir), train_file=fixture_path(f"train-{version}.json"),
-                  predict_file=fixture_path(f"dev-{version}.json"), do_train=True,
-                  do_predict=True, max_seq_length=96, doc_stride=48, max_query_length=16,
-                  train_batch_size=8, predict_batch_size=32, num_train_epochs=1.0,
-                  learning_rate=1e-3, version_2_with_negative=v2, start_n_top=3, end_n_top=3,
-                  seed=1, log_steps=2)
-    values.update(overrides)
-    return SquadRunOptions(**values)
+    return SquadRunOptions(**reference_options(config_file, spm_model, output_dir, v2,
+                                               **overrides))
 
 
 def _json(path):
@@ -64,15 +57,23 @@ def _check_official_formats(output_dir, data, n_best_size=20):
     return predictions, nbest
 
 
-def test_v1_end_to_end(config_file, spm_model, tmp_path):
+def test_v1_end_to_end(config_file, spm_model, tmp_path, caplog):
     # Warm start from an original-format pretraining checkpoint (no SQuAD head in it).
-    config = AlbertConfig.from_json_file(config_file)
-    pretrainer = AlbertPretrainer(config)
-    init = checkpoints.save_original_checkpoint(pretrainer, str(tmp_path / "init" / "model.ckpt"))
-    result = run(_options(config_file, spm_model, tmp_path / "out", v2=False, init_checkpoint=init))
+    init = seeded_init_checkpoint(config_file, str(tmp_path / "init"))
+    with caplog.at_level(logging.INFO, logger="absl"):
+        result = run(_options(config_file, spm_model, tmp_path / "out", v2=False,
+                              init_checkpoint=init))
+    pretrainer = AlbertPretrainer(AlbertConfig.from_json_file(config_file))
     encoder_names = [n for n in checkpoints.variable_map(pretrainer) if n.startswith("bert/")]
-    assert result.restored_variables == len(encoder_names)
+    report = result.restore_report
+    assert (report.encoder_restored, report.encoder_total) == (len(encoder_names),) * 2
+    assert (report.head_restored, report.head_total, report.heads) == (0, 2, ("squad_v1_head",))
+    # The warm-start line every task logs, and prediction's progress.
+    assert (f"restored {len(encoder_names)}/{len(encoder_names)} encoder variables and 0/2 "
+            "squad-v1-head variables from original TF1 checkpoint") in caplog.text
+    assert "Predicting SQuAD features: 388 examples in" in caplog.text  # 45 questions' windows
     tmp_path = tmp_path / "out"
+    assert_matches_reference("v1", tmp_path)
     assert result.num_train_steps == 5  # int(45 examples / 8 · 1 epoch)
     data = read_squad_file(fixture_path("dev-v1.1.json"))["data"]
     predictions, nbest = _check_official_formats(tmp_path, data)
@@ -89,7 +90,9 @@ def test_v1_end_to_end(config_file, spm_model, tmp_path):
 
 
 def test_v2_end_to_end_then_predict_only(config_file, spm_model, tmp_path):
-    result = run(_options(config_file, spm_model, tmp_path, v2=True))
+    init = seeded_init_checkpoint(config_file, str(tmp_path / "init"))
+    result = run(_options(config_file, spm_model, tmp_path, v2=True, init_checkpoint=init))
+    assert_matches_reference("v2", tmp_path)
     assert result.num_train_steps == 7  # int(56 / 8)
     data = read_squad_file(fixture_path("dev-v2.0.json"))["data"]
     predictions, nbest = _check_official_formats(tmp_path, data)
@@ -153,7 +156,7 @@ def test_cli_reports_bad_input_in_one_line(config_file, spm_model, tmp_path):
     assert "Traceback" not in completed.stderr and os.listdir(tmp_path) == []
 
 
-def test_v1_fine_tunes_an_encoder_export(config_file, spm_model, tmp_path):
+def test_v1_fine_tunes_an_encoder_export(config_file, spm_model, tmp_path, caplog):
     """--albert_hub_module_handle: config and tokenizer come from the export, its variables train."""
     from albert_tf.export_tfhub import export_encoder
 
@@ -162,7 +165,10 @@ def test_v1_fine_tunes_an_encoder_export(config_file, spm_model, tmp_path):
     init = checkpoints.save_original_checkpoint(pretrainer, str(tmp_path / "init" / "model.ckpt"))
     handle = export_encoder(config, init, str(tmp_path / "export"), spm_model, True, False)
     options = _options(None, None, tmp_path / "out", v2=False, albert_hub_module_handle=handle)
-    result = run(options)
+    with caplog.at_level(logging.INFO, logger="absl"):
+        result = run(options)
+    assert "encoder variables from the export" in caplog.text
+    assert "random initialisation" not in caplog.text  # the export's weights are no random start
     assert result.num_train_steps == 5
     data = read_squad_file(fixture_path("dev-v1.1.json"))["data"]
     _check_official_formats(tmp_path / "out", data)

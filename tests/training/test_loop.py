@@ -153,14 +153,3 @@ def test_bad_settings_fail_up_front(tmp_path):
     with pytest.raises(ValueError, match="dtype"):
         make_trainer(tmp_path, dtype="float8")
 
-
-def test_predict_returns_outputs_in_input_order(trained):
-    trainer = trained[0]
-    examples = synthetic.make_examples(12)
-    outputs = trainer.predict(synthetic.dataset_fn(4, num_examples=12, repeat=False),
-                              passthrough=("next_sentence_labels",))
-    features, _ = synthetic.to_model_inputs({k: tf.constant(v) for k, v in examples.items()})
-    expected = trainer.model(features, training=False)
-    np.testing.assert_allclose(outputs["sop_logits"], expected["sop_logits"], atol=1e-5)
-    np.testing.assert_array_equal(outputs["next_sentence_labels"], examples["next_sentence_labels"])
-    assert outputs["mlm_logits"].shape == (12, 4, 100)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from albert_tf.data.features import STATIC
+from tests.conftest import tiny_config
+from tests.data import record_files
 from tests.training import processes
 
 REQUIRED = ["--albert_config_file=c.json", "--input_file=x", "--output_dir=out"]
@@ -44,3 +49,64 @@ def test_help_lists_original_and_new_flags():
                  "deterministic", "log_steps", "jit_compile", "num_gpus", "clip_norm_mode",
                  "recompute_grad"):
         assert f"--{name}" in result.stdout or f"--[no]{name}" in result.stdout, name
+
+
+# ----- records that do not fit the flags or the config: one line, exit 1, nothing written -----
+SEQ, PRED = 16, 4
+
+
+@pytest.fixture(scope="module")
+def config_file(tmp_path_factory) -> str:
+    """A tiny model: vocab_size 100, max_position_embeddings 64."""
+    path = str(tmp_path_factory.mktemp("config") / "albert_config.json")
+    tiny_config(vocab_size=100, max_position_embeddings=64).to_json_file(path)
+    return path
+
+
+def pretrain(config_file: str, input_file: str, output_dir, *extra: str):
+    return processes.run(["run_pretraining.py", f"--albert_config_file={config_file}",
+                          f"--input_file={input_file}", f"--output_dir={output_dir}",
+                          f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PRED}",
+                          "--train_batch_size=4", "--num_train_steps=2", "--num_warmup_steps=0",
+                          "--save_checkpoints_steps=2", "--log_steps=1", *extra], timeout=300)
+
+
+def error_line(result) -> str:
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error" in line.lower()]
+    assert len(errors) == 1, result.stderr[-2000:]
+    assert errors[0].startswith("run_pretraining: error: ")
+    return errors[0][len("run_pretraining: error: "):]
+
+
+@pytest.mark.parametrize("case", ["64-token records", "records of a larger vocabulary"])
+def test_records_that_do_not_fit_stop_before_anything_is_written(config_file, tmp_path, case):
+    path = str(tmp_path / "data.tfrecord")
+    if case == "64-token records":  # no JSON summary: read from the first record
+        record_files.write(path, record_files.rows(8, 64, PRED))
+        expected = (f"{path}: records hold 64 tokens per record (input_ids) but "
+                    f"--max_seq_length={SEQ}; pass --max_seq_length=64 or rewrite the records")
+    else:
+        record_files.write(path, record_files.rows(8, SEQ, PRED),
+                           summary=record_files.summary_of(STATIC, SEQ, PRED, vocab_size=1201))
+        expected = (f"{path}: written with a vocabulary of 1201 pieces ({path}.json) but "
+                    f"vocab_size is 100 in --albert_config_file={config_file}")
+    out = tmp_path / "out"
+    assert error_line(pretrain(config_file, path, out)).startswith(expected)
+    assert not out.exists()
+
+
+def test_bad_id_deep_in_a_file_stops_training_with_file_and_record(config_file, tmp_path):
+    """The first record is fine (no summary): the in-graph check finds record 5 (read many
+    times over 50 steps of 4 from 8 records; no checkpoint is due before step 50)."""
+    features = record_files.rows(8, SEQ, PRED)
+    features["input_ids"][5, 2] = 1201
+    path = record_files.write(str(tmp_path / "data.tfrecord"), features)
+    out = tmp_path / "out"
+    message = error_line(pretrain(config_file, path, out, "--iterations_per_loop=1",
+                                  "--num_train_steps=50", "--save_checkpoints_steps=50"))
+    assert message == (f"{path}: record 5: input_ids holds 1201, outside [0, 100) (vocab_size "
+                       f"of --albert_config_file={config_file})")
+    assert not any(name.startswith("ckpt") or name.startswith("model.ckpt")
+                   for name in os.listdir(out))

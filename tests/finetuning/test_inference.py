@@ -1,0 +1,75 @@
+"""Predictor: every output and passthrough key, in input order, the last partial batch kept,
+one trace for every batch size and sequence length; the same predictions on 2 replicas."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf.finetuning.inference import Predictor
+from tests.training import processes
+
+
+def _model() -> keras.Model:
+    """ids [B, S] → total [B] (float), doubled [B, S] (float), largest [B] (int)."""
+    ids = keras.Input((None,), dtype="int32", name="ids")
+    values = keras.ops.cast(ids, "float32")
+    return keras.Model({"ids": ids}, {"total": keras.ops.sum(values, axis=-1), "doubled": 2.0 * values,
+                             "largest": keras.ops.max(ids, axis=-1)})
+
+
+def _dataset(ids: np.ndarray, batch_size: int) -> tf.data.Dataset:
+    rows = np.arange(len(ids), dtype=np.int64)
+    return tf.data.Dataset.from_tensor_slices(({"x": ids}, {"row": rows})).batch(batch_size)
+
+
+def test_outputs_passthrough_and_partial_batches_in_order(caplog):
+    rng = np.random.default_rng(0)
+    predictor = Predictor(_model(), outputs=("total", "doubled", "largest"),
+                          model_inputs=lambda features: {"ids": features["x"]}, log_every=2)
+    for rows, length, batch in ((12, 4, 5), (7, 6, 3)):  # last batches of 2 and 1 rows
+        ids = rng.integers(0, 50, (rows, length)).astype(np.int32)
+        with caplog.at_level(logging.INFO, logger="absl"):
+            result = predictor.run(_dataset(ids, batch), num_examples=rows)
+        np.testing.assert_array_equal(result["row"], np.arange(rows))
+        np.testing.assert_allclose(result["total"], ids.sum(axis=1))
+        np.testing.assert_allclose(result["doubled"], 2 * ids)
+        np.testing.assert_array_equal(result["largest"], ids.max(axis=1))
+        assert result["total"].dtype == np.float32 and result["largest"].dtype == np.int32
+    assert predictor.num_traces == 1  # batch sizes 5, 2, 3, 1 and lengths 4, 6: one trace
+    assert "6/7 examples" in caplog.text and "examples/s" in caplog.text and "ETA" in caplog.text
+
+
+def test_features_alone_and_unknown_outputs():
+    ids = np.arange(6, dtype=np.int32).reshape(3, 2)
+    inputs = keras.Input((None,), dtype="int32", name="ids")
+    model = keras.Model({"ids": inputs}, {"total": keras.ops.sum(inputs, axis=-1)})
+    result = Predictor(model, outputs=("total",)).run(
+        tf.data.Dataset.from_tensor_slices({"ids": ids}).batch(2))
+    np.testing.assert_array_equal(result["total"], [1, 5, 9])
+    with pytest.raises(KeyError, match=r"no output\(s\) logits \(it has total\)"):
+        Predictor(model)  # GLUE's default output name
+
+
+def test_mirrored_two_cpus_predict_as_one_device(spm_model, tmp_path):
+    """SQuAD v2 through the shared path: 56 questions in batches of 7 split over 2 replicas."""
+    result = processes.run(["-m", "tests.finetuning.scripts.mirrored_squad_predict", spm_model,
+                            str(tmp_path)], timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    runs = json.loads(result.stdout.strip().splitlines()[-1])
+    one, two = runs["one_device"], runs["mirrored"]
+    assert (one["replicas"], two["replicas"]) == (1, 2)
+    assert len(one["predictions"]) == 56 and two["predictions"] == one["predictions"]
+    assert sorted(two["null_odds"]) == sorted(one["null_odds"])
+    for qas_id, odds in one["null_odds"].items():
+        assert two["null_odds"][qas_id] == pytest.approx(odds, abs=1e-5), qas_id
+    for qas_id, (text, probability, lead) in one["nbest_top"].items():
+        assert two["nbest_top"][qas_id][1] == pytest.approx(probability, abs=1e-5), qas_id
+        if lead > 1e-5:
+            assert two["nbest_top"][qas_id][0] == text, qas_id
+    assert two["eval_results"] == one["eval_results"]

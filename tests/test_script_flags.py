@@ -1,0 +1,61 @@
+"""Every script refuses a non-finite or out-of-range float flag at start: one line
+`<script>: error: flag --x=v: expected …` on stderr, exit status 1, nothing written."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(args: list[str]) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=REPO)
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)  # as a user runs them
+    return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+CASES = [
+    ("run_pretraining", ["run_pretraining.py", "--albert_config_file=c.json", "--input_file=x"],
+     "--learning_rate=nan", "flag --learning_rate=nan: expected a finite number"),
+    ("run_pretraining", ["run_pretraining.py", "--albert_config_file=c.json", "--input_file=x"],
+     "--poly_power=0", "flag --poly_power=0.0: expected a finite number > 0"),
+    ("run_classifier", ["run_classifier.py", "--task_name=MRPC", "--data_dir=d", "--do_train"],
+     "--learning_rate=0", "flag --learning_rate=0.0: expected a finite number > 0 with --do_train"),
+    ("run_classifier", ["run_classifier.py", "--task_name=MRPC", "--data_dir=d", "--do_eval"],
+     "--threshold_to_export=inf", "flag --threshold_to_export=inf: expected a finite number"),
+    ("run_squad", ["run_squad.py", "--do_train"],
+     "--num_train_epochs=-1", "flag --num_train_epochs=-1.0: expected a finite number > 0 with "
+                              "--do_train"),
+    ("run_squad", ["run_squad.py", "--do_predict"],
+     "--warmup_proportion=1.5", "flag --warmup_proportion=1.5: expected a finite number in [0, 1]"),
+    ("run_race", ["run_race.py", "--data_dir=d"],
+     "--dropout_prob=1", "flag --dropout_prob=1.0: expected a finite number in [0, 1)"),
+    ("create_pretraining_data", ["-m", "albert_tf.create_pretraining_data", "--input_file=x"],
+     "--masked_lm_prob=inf", "flag --masked_lm_prob=inf: expected a finite number"),
+    ("train_sentencepiece", ["-m", "albert_tf.train_sentencepiece", "--input=x"],
+     "--character_coverage=0", "flag --character_coverage=0.0: expected a finite number in (0, 1]"),
+]
+
+
+@pytest.mark.parametrize("script,args,bad,message", CASES,
+                         ids=[f"{c[0]}{c[2]}" for c in CASES])
+def test_bad_float_flag_is_one_line_and_nothing_is_written(tmp_path, script, args, bad, message):
+    out = tmp_path / "out"
+    output_flag = {"create_pretraining_data": f"--output_file={out}",
+                   "train_sentencepiece": f"--model_prefix={out}"}.get(script, f"--output_dir={out}")
+    result = run([*args, output_flag, bad])
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"{script}: error: {message}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_other_flag_errors_use_the_same_line():
+    result = run(["run_classifier.py", "--task_name=MRPC", "--data_dir=d"])
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("run_classifier: error: flag --output_dir=None: "
+                                     "Flag --output_dir must have a value other than None.")
