@@ -128,7 +128,8 @@ def enable_recompute(model: keras.Model) -> int:
 
     stacks = {id(layer): layer for layer in walk(model) if hasattr(layer, "recompute_grad")}
     if not stacks:
-        raise ValueError(f"recompute_grad: no layer of {model.name} supports recomputation")
+        raise ValueError(f"recompute_grad: no layer of {model.name} supports recomputation "
+                         "(an encoder loaded from a SavedModel/TF-Hub export cannot)")
     for layer in stacks.values():
         layer.recompute_grad = True
     return len(stacks)
@@ -187,7 +188,9 @@ class Trainer:
             with self.strategy.scope():
                 self.model = model_fn()
                 if config.recompute_grad:
-                    enable_recompute(self.model)
+                    count = enable_recompute(self.model)
+                    logging.info("recompute_grad: %d transformer stack(s) recompute their "
+                                 "block activations in the backward pass", count)
                 self.trainable_variables = [
                     v for v in self.model.trainable_variables
                     if not matches_any(v, config.frozen_variable_patterns)]

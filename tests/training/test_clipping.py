@@ -186,6 +186,8 @@ def reference_run(case, optimizer, initial, per_occurrence_tables):
             if table in per_occurrence_tables:
                 assert isinstance(g, tf.IndexedSlices), v.path
                 values = g.values.numpy().astype(np.float64)
+                # One row per token occurrence, as TF1's gather gradient (not deduplicated).
+                assert values.shape[0] == batch_features["input_word_ids"].size
                 square_sum += float((values ** 2).sum())  # one row per occurrence
                 dense = np.zeros(v.shape)
                 np.add.at(dense, g.indices.numpy(), values)
@@ -268,6 +270,15 @@ def test_accumulated_micro_batches_count_every_occurrence(tmp_path_factory):
     two = trained("classifier", "lamb", "original", tmp_path_factory,
                   gradient_accumulation_steps=2)
     np.testing.assert_allclose(two[1], one[1], rtol=1e-5)
+
+
+def test_float16_loss_scaling_logs_and_clips_with_the_unscaled_norm(tmp_path_factory):
+    """--dtype=float16: the loop sees gradients of the scaled loss (×2^15) and must unscale
+    the norm before clipping; the 10 steps then follow the float32 norms to half precision."""
+    one = trained("classifier", "lamb", "original", tmp_path_factory)
+    half = trained("classifier", "lamb", "original", tmp_path_factory, dtype="float16")
+    assert half[0] == one[0]
+    np.testing.assert_allclose(half[1], one[1], rtol=2e-3)
 
 
 def test_two_replicas_count_every_occurrence(tmp_path_factory, mirrored_parity):

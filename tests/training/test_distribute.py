@@ -10,7 +10,7 @@ import tensorflow as tf
 from absl import flags
 
 from albert_tf.training import flags as training_flags
-from albert_tf.training.distribute import get_strategy, tpu_cluster_resolver
+from albert_tf.training.distribute import get_strategy, input_context, tpu_cluster_resolver
 from tests.training import processes
 
 
@@ -19,6 +19,28 @@ def test_named_strategies_and_default():
     assert isinstance(get_strategy("one_device"), tf.distribute.OneDeviceStrategy)
     with pytest.raises(ValueError, match="one_device, mirrored"):
         get_strategy("mirrorred")
+
+
+class _ClusterStrategy:
+    """What `input_context` reads of a multi-worker strategy."""
+
+    def __init__(self, cluster: dict, task_type: str, task_id: int, replicas: int):
+        self.cluster_resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+            tf.train.ClusterSpec(cluster), task_type=task_type, task_id=task_id)
+        self.num_replicas_in_sync = replicas
+
+
+@pytest.mark.parametrize("task_type,task_id,index", [("chief", 0, 0), ("worker", 0, 1),
+                                                     ("worker", 1, 2)])
+def test_input_context_numbers_the_chief_first(task_type, task_id, index):
+    cluster = {"chief": ["h0:1"], "worker": ["h1:1", "h2:1"]}
+    context = input_context(_ClusterStrategy(cluster, task_type, task_id, replicas=6))
+    assert (context.num_input_pipelines, context.input_pipeline_id) == (3, index)
+    assert context.get_per_replica_batch_size(12) == 2
+    workers_only = input_context(_ClusterStrategy({"worker": ["h1:1", "h2:1"]}, "worker", 1, 2))
+    assert (workers_only.num_input_pipelines, workers_only.input_pipeline_id) == (2, 1)
+    local = input_context(get_strategy("one_device"))
+    assert (local.num_input_pipelines, local.input_pipeline_id) == (1, 0)
 
 
 def test_mirrored_two_cpus_matches_one_device(mirrored_parity):

@@ -110,3 +110,13 @@ def test_bad_id_deep_in_a_file_stops_training_with_file_and_record(config_file, 
                        f"of --albert_config_file={config_file})")
     assert not any(name.startswith("ckpt") or name.startswith("model.ckpt")
                    for name in os.listdir(out))
+
+
+def test_loop_flags_reach_the_trainer(config_file, tmp_path):
+    """--recompute_grad and --clip_norm_mode reach the Trainer; pretraining's tied decoder
+    leaves nothing to count per occurrence even in mode "original" (Q35)."""
+    path = record_files.write(str(tmp_path / "data.tfrecord"), record_files.rows(8, SEQ, PRED))
+    result = pretrain(config_file, path, tmp_path / "out", "--recompute_grad")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "recompute_grad: 1 transformer stack(s) recompute" in result.stderr
+    assert "(clip_norm_mode=original); per token occurrence: none" in result.stderr
