@@ -2,7 +2,8 @@ r"""GLUE fine-tuning: train, evaluate every checkpoint, predict submission files
 
 The original's run_classifier flags and defaults (spec §8.1), plus the training loop's
 shared flags (--distribution_strategy, --num_gpus, --dtype, --jit_compile,
---gradient_accumulation_steps, --seed, --deterministic, --log_steps).
+--gradient_accumulation_steps, --seed, --deterministic, --log_steps, --clip_norm_mode,
+--recompute_grad).
 
     python run_classifier.py --task_name=MRPC --data_dir=glue_data \
         --albert_config_file=albert_config.json --spm_model_file=30k-clean.model \
@@ -92,7 +93,7 @@ _OPTION_FLAGS = (
     "eval_batch_size", "predict_batch_size", "learning_rate", "train_step", "warmup_step",
     "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop", "optimizer",
     "export_dir", "threshold_to_export", "log_steps", "gradient_accumulation_steps",
-    "jit_compile", "dtype", "seed")
+    "jit_compile", "dtype", "seed", "clip_norm_mode", "recompute_grad")
 
 
 def run():

@@ -2,7 +2,7 @@ r"""ALBERT pretraining (MLM + SOP) on TFRecords, on the shared training loop.
 
 The original's run_pretraining flags and defaults (spec §6.1), plus our additions:
 --distribution_strategy, --num_gpus, --dtype, --jit_compile, --gradient_accumulation_steps,
---dynamic_masking, --seed, --deterministic, --log_steps.
+--dynamic_masking, --seed, --deterministic, --log_steps, --clip_norm_mode, --recompute_grad.
 
     python run_pretraining.py --albert_config_file=albert_config.json \
         --input_file='data/*.tfrecord' --output_dir=out --do_train --do_eval \
@@ -144,7 +144,8 @@ def run(callbacks: Sequence = ()) -> dict:
         save_checkpoints_steps=FLAGS.save_checkpoints_steps,
         keep_checkpoint_max=FLAGS.keep_checkpoint_max, log_steps=FLAGS.log_steps,
         gradient_accumulation_steps=FLAGS.gradient_accumulation_steps,
-        jit_compile=FLAGS.jit_compile, dtype=FLAGS.dtype)
+        jit_compile=FLAGS.jit_compile, dtype=FLAGS.dtype, clip_norm_mode=FLAGS.clip_norm_mode,
+        recompute_grad=FLAGS.recompute_grad)
     init_fn = None
     if FLAGS.init_checkpoint:
         def init_fn(model):

@@ -2,7 +2,8 @@
 
 The original's run_race flags and defaults (spec §10.1), plus the training loop's shared
 flags (--distribution_strategy, --num_gpus, --dtype, --jit_compile,
---gradient_accumulation_steps, --seed, --deterministic, --log_steps).
+--gradient_accumulation_steps, --seed, --deterministic, --log_steps, --clip_norm_mode,
+--recompute_grad).
 
     python run_race.py --data_dir=data --albert_config_file=albert_base/albert_config.json \
         --spm_model_file=albert_base/30k-clean.model \
@@ -95,7 +96,8 @@ _OPTION_FLAGS = (
     "max_qa_length", "num_keep_checkpoint", "high_only", "middle_only", "do_train", "do_eval",
     "do_predict", "train_batch_size", "eval_batch_size", "predict_batch_size", "learning_rate",
     "train_step", "warmup_step", "save_checkpoints_steps", "iterations_per_loop", "log_steps",
-    "gradient_accumulation_steps", "jit_compile", "dtype", "seed")
+    "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
+    "recompute_grad")
 
 
 def run():

@@ -102,7 +102,8 @@ _OPTION_FLAGS = (
     "save_checkpoints_steps", "iterations_per_loop", "n_best_size", "max_answer_length",
     "use_einsum", "version_2_with_negative", "start_n_top", "end_n_top", "dropout_prob",
     "null_threshold_rule", "null_score_diff_threshold", "log_steps",
-    "gradient_accumulation_steps", "jit_compile", "dtype", "seed")
+    "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
+    "recompute_grad")
 
 
 def run():

@@ -53,6 +53,16 @@ PRESET_NAMES = tuple(
 )
 
 
+def layer_group(layer_index: int, num_hidden_layers: int, num_hidden_groups: int) -> int:
+    """Parameter group of layer i: int(i / L * G) in floating point, as the original.
+
+    The float form differs from (i * G) // L in rare cases (faithfulness §2.3: L = G = 22
+    maps layer 15 to group 14, and group 15 never exists); the original's variable sets
+    depend on it. The model's layer schedule and `AlbertConfig.group_of_layer` both use it.
+    """
+    return int(layer_index / num_hidden_layers * num_hidden_groups)
+
+
 class ConfigError(ValueError):
     """A config value is missing, of the wrong type or inconsistent."""
 
@@ -219,12 +229,8 @@ class AlbertConfig:
         return self.hidden_size // self.num_attention_heads
 
     def group_of_layer(self, layer_index: int) -> int:
-        """Parameter group of layer i: int(i / L * G) in floating point, as the original.
-
-        The float form differs from (i * G) // L in rare cases (spec §2.3: L = G = 22
-        maps layer 15 to group 14); the original's variable sets depend on it.
-        """
-        return int(layer_index / self.num_hidden_layers * self.num_hidden_groups)
+        """Parameter group of layer i (`layer_group` with this config's L and G)."""
+        return layer_group(layer_index, self.num_hidden_layers, self.num_hidden_groups)
 
     # ----- validation -----
     def validate(self) -> None:

@@ -21,6 +21,7 @@ REQUIRED = ["--albert_config_file=c.json", "--input_file=x", "--output_dir=out"]
     (["--masked_lm_budget=20"], "use --dynamic_masking"),
     (["--do_train=false"], "at least one of --do_train and --do_eval"),
     (["--gradient_accumulation_steps=0"], "gradient_accumulation_steps"),
+    (["--clip_norm_mode=sparse"], "value should be one of <original|dense>"),
 ])
 def test_bad_flags_fail_before_anything_runs(flags, message):
     result = processes.run(["run_pretraining.py", *REQUIRED, *flags], timeout=60)
@@ -45,7 +46,8 @@ def test_help_lists_original_and_new_flags():
     result = processes.run(["run_pretraining.py", "--helpfull"], timeout=60)
     for name in ("init_from_group0", "poly_power", "iterations_per_loop", "tpu_name",
                  "distribution_strategy", "gradient_accumulation_steps", "dynamic_masking",
-                 "deterministic", "log_steps", "jit_compile", "num_gpus"):
+                 "deterministic", "log_steps", "jit_compile", "num_gpus", "clip_norm_mode",
+                 "recompute_grad"):
         assert f"--{name}" in result.stdout or f"--[no]{name}" in result.stdout, name
 
 
@@ -133,3 +135,13 @@ def test_init_checkpoint_that_does_not_fit_stops_before_output_dir(tmp_path):
         "match AlbertPretrainer; model variables missing from the checkpoint (7): "
         "predictions.dense.weight, predictions.dense.bias")
     assert not out.exists()
+
+
+def test_loop_flags_reach_the_trainer(config_file, tmp_path):
+    """--recompute_grad and --clip_norm_mode reach the Trainer; pretraining's tied decoder
+    leaves nothing to count per occurrence even in mode "original" (Q35)."""
+    path = record_files.write(str(tmp_path / "data.tfrecord"), record_files.rows(8, SEQ, PRED))
+    result = pretrain(config_file, path, tmp_path / "out", "--recompute_grad")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "recompute_grad: 1 transformer stack(s) recompute" in result.stderr
+    assert "(clip_norm_mode=original); per token occurrence: none" in result.stderr
