@@ -187,7 +187,10 @@ def test_export_refuses_an_existing_path_and_leaves_no_partial_directory(exporte
     destination = tmp_path / "never"
     other = AlbertPretrainer(tiny_config(hidden_size=48, intermediate_size=96))
     bad = checkpoints.save_original_checkpoint(other, str(tmp_path / "bad" / "model.ckpt"))
-    with pytest.raises(checkpoints.CheckpointMismatchError):
+    from albert_tf.finetuning.preflight import PreflightError
+
+    with pytest.raises(PreflightError, match=r"^--checkpoint=.*/bad/model.ckpt: checkpoint does "
+                       r"not match AlbertPretrainer; shape mismatches \(24\)"):
         export_encoder(pretrainer.config, bad, str(destination), None, True, False)
     assert not destination.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".never")]
