@@ -2,7 +2,8 @@ r"""ALBERT pretraining (MLM + SOP) on TFRecords, on the shared training loop.
 
 The original's run_pretraining flags and defaults (spec §6.1), plus our additions:
 --distribution_strategy, --num_gpus, --dtype, --jit_compile, --gradient_accumulation_steps,
---dynamic_masking, --sentence_prediction, --seed, --deterministic, --log_steps.
+--dynamic_masking, --sentence_prediction, --seed, --deterministic, --log_steps,
+--clip_norm_mode, --recompute_grad.
 
     python run_pretraining.py --albert_config_file=albert_config.json \
         --input_file='data/*.tfrecord' --output_dir=out --do_train --do_eval \
@@ -30,17 +31,20 @@ from absl import app, flags
 from albert_tf import cli
 from albert_tf.training import flags as training_flags
 from albert_tf.training.choices import OPTIMIZER_NAMES
-from albert_tf.training.pretraining_run import FLOAT_RANGES
+from albert_tf.training.pretraining_run import FLOAT_RANGES, is_hf_directory
 
 FLAGS = flags.FLAGS
 
 # ----- the original's flags (spec §6.1) -----
-flags.DEFINE_string("albert_config_file", None, "albert_config.json of the model to train.")
+flags.DEFINE_string("albert_config_file", None,
+                    "albert_config.json of the model to train (default with a Hugging Face "
+                    "--init_checkpoint directory: its config.json).")
 flags.DEFINE_string("input_file", None,
                     "Comma-separated globs of TFRecord files (used for training and evaluation).")
 flags.DEFINE_string("output_dir", None, "Checkpoints, TensorBoard summaries and eval_results.txt.")
 flags.DEFINE_string("init_checkpoint", None,
-                    "Warm start: an original TF1 checkpoint or one of ours (model weights only).")
+                    "Warm start: an original TF1 checkpoint, a Hugging Face directory or one of "
+                    "ours (model weights only).")
 flags.DEFINE_integer("max_seq_length", 512, "Sequence length S; must match the data.", lower_bound=1)
 flags.DEFINE_integer("max_predictions_per_seq", 20,
                      "Masked positions per sequence; must match the data.", lower_bound=0)
@@ -72,7 +76,13 @@ flags.DEFINE_enum("sentence_prediction", None, ["sop", "nsp", "none"],
                   "summary agrees; none: masked LM only, no sentence loss or metrics.")
 training_flags.define_training_flags()
 training_flags.define_tpu_flags()
-flags.mark_flags_as_required(["albert_config_file", "output_dir", "input_file"])
+flags.mark_flags_as_required(["output_dir", "input_file"])
+
+
+flags.register_multi_flags_validator(
+    ["albert_config_file", "init_checkpoint"],
+    lambda f: bool(f["albert_config_file"]) or is_hf_directory(f["init_checkpoint"]),
+    "--albert_config_file is required unless --init_checkpoint is a Hugging Face directory")
 flags.register_validator("masked_lm_budget", lambda v: v == 0,
                          "--masked_lm_budget is not supported (spec Q12); use --dynamic_masking")
 flags.register_multi_flags_validator(["do_train", "do_eval"], lambda f: f["do_train"] or f["do_eval"],
@@ -86,7 +96,8 @@ _OPTION_FLAGS = (
     "optimizer", "learning_rate", "poly_power", "num_train_steps", "num_warmup_steps",
     "start_warmup_step", "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop",
     "max_eval_steps", "init_from_group0", "dynamic_masking", "sentence_prediction", "log_steps",
-    "gradient_accumulation_steps", "jit_compile", "dtype", "seed")
+    "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
+    "recompute_grad")
 
 
 def run(callbacks: Sequence = ()) -> dict:

@@ -6,13 +6,15 @@ its flags (faithfulness §6.1 names and defaults); in-process users (albert_tf.e
 call it directly, so both go through the same code and the same checks: float options, the
 config, every input file's records and summary (albert_tf.data.record_checks, sentence task
 included) before anything is built, and each batch's ids in the input pipeline
-(albert_tf.data.value_checks). Importing this module does not import TensorFlow; `check`
-builds and writes nothing, so bad input is reported before the model or the strategy exist.
+(albert_tf.data.value_checks). `run` then checks --init_checkpoint against the model
+(albert_tf.finetuning.preflight) before the strategy or output_dir exist. Importing this
+module does not import TensorFlow; `check` builds and writes nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import TYPE_CHECKING, Callable, Sequence, Union
 
 from albert_tf.data.instances import SENTENCE_TASKS
@@ -25,6 +27,12 @@ if TYPE_CHECKING:
 
     StrategyOrFactory = Union[tf.distribute.Strategy, Callable[[], tf.distribute.Strategy], None]
 
+def is_hf_directory(path: str | None) -> bool:
+    """--init_checkpoint is a Hugging Face directory: its config.json stands in for
+    --albert_config_file."""
+    return bool(path) and os.path.isfile(os.path.join(path, "config.json"))
+
+
 # The float options' ranges: run_pretraining.py registers them as flag validators, `check`
 # applies them to in-process options.
 FLOAT_RANGES = {"learning_rate": FloatRange(low=0.0, low_open=True, when="do_train"),
@@ -35,7 +43,7 @@ FLOAT_RANGES = {"learning_rate": FloatRange(low=0.0, low_open=True, when="do_tra
 class PretrainingRunOptions:
     """run_pretraining's flags: the original's (faithfulness §6.1) plus ours."""
 
-    albert_config_file: str
+    albert_config_file: str | None  # None: the config.json of an HF init_checkpoint directory
     input_file: str
     output_dir: str
     init_checkpoint: str | None = None
@@ -65,6 +73,8 @@ class PretrainingRunOptions:
     jit_compile: bool = False
     dtype: str = "float32"
     seed: int | None = None
+    clip_norm_mode: str = "original"
+    recompute_grad: bool = False
 
     def check(self) -> "AlbertConfig":
         """The model config, after every check that needs no model: options, config, input
@@ -81,7 +91,15 @@ class PretrainingRunOptions:
         if self.sentence_prediction not in (None, *SENTENCE_TASKS):
             raise ValueError(f"--sentence_prediction={self.sentence_prediction}: expected one of "
                              f"{', '.join(SENTENCE_TASKS)}")
-        config = AlbertConfig.from_json_file(self.albert_config_file)
+        if is_hf_directory(self.init_checkpoint):  # config.json, checked against the file if given
+            from albert_tf.finetuning.model_source import task_config
+
+            config = task_config(self.albert_config_file, None, self.init_checkpoint)
+        elif not self.albert_config_file:
+            raise ValueError("--albert_config_file is required unless --init_checkpoint is a "
+                             "Hugging Face directory")
+        else:
+            config = AlbertConfig.from_json_file(self.albert_config_file)
         if self.max_seq_length > config.max_position_embeddings:
             raise ValueError(f"--max_seq_length={self.max_seq_length} exceeds the model's "
                              f"max_position_embeddings ({config.max_position_embeddings})")
@@ -94,6 +112,7 @@ class PretrainingRunOptions:
         # pylint: disable=import-outside-toplevel
         from albert_tf.data import features as F
         from albert_tf.data.masking import SIDECAR_SUFFIX, read_sidecar
+        from albert_tf.finetuning.preflight import config_source
         from albert_tf.data.record_checks import (RecordExpectations, RecordMismatchError,
                                                   check_record_files, resolve_files)
 
@@ -110,7 +129,7 @@ class PretrainingRunOptions:
             max_seq_length=self.max_seq_length,
             max_predictions_per_seq=self.max_predictions_per_seq,
             kind=F.DYNAMIC if self.dynamic_masking else F.STATIC, vocab_size=config.vocab_size,
-            vocab_source=f"--albert_config_file={self.albert_config_file}",
+            vocab_source=config_source(self),
             sentence_prediction=self.sentence_prediction))
         return files
 
@@ -126,6 +145,9 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
     RecordMismatchError naming the file and record.
     """
     config = opts.check()
+    from albert_tf.finetuning import preflight  # pylint: disable=import-outside-toplevel
+
+    preflight.check_pretraining_init_checkpoint(config, opts)  # before output_dir exists
     # The strategy, the model, the trainer and the input pipeline only now: nothing is
     # written above. pylint: disable=import-outside-toplevel
     import tensorflow as tf
@@ -144,7 +166,8 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
         save_checkpoints_steps=opts.save_checkpoints_steps,
         keep_checkpoint_max=opts.keep_checkpoint_max, log_steps=opts.log_steps,
         gradient_accumulation_steps=opts.gradient_accumulation_steps,
-        jit_compile=opts.jit_compile, dtype=opts.dtype)
+        jit_compile=opts.jit_compile, dtype=opts.dtype, clip_norm_mode=opts.clip_norm_mode,
+        recompute_grad=opts.recompute_grad)
     init_fn = None
     if opts.init_checkpoint:
         def init_fn(model):
@@ -157,7 +180,7 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
             opts.optimizer, opts.learning_rate, opts.num_train_steps, opts.num_warmup_steps,
             opts.start_warmup_step, opts.poly_power))
     id_limits = IdLimits(config.vocab_size, config.type_vocab_size,
-                         source=f"--albert_config_file={opts.albert_config_file}")
+                         source=preflight.config_source(opts))
 
     def dataset_fn(batch_size: int, is_training: bool):
         return pretraining_dataset_fn(
