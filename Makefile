@@ -1,4 +1,5 @@
-# Two entry points for a fresh machine: `make demo` and `make test`.
+# Two entry points for a fresh machine: `make demo` and `make test` (and `make paper`, the
+# paper's ablation tables at toy scale, ≈1–2 h on 2 cores).
 # Both create .venv when missing and (re)install when the requirements change.
 PYTHON ?= python3
 VENV := .venv
@@ -7,7 +8,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= demo_output
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: demo test install clean
+.PHONY: demo test paper install clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -66,5 +67,11 @@ demo: $(STAMP)
 	# 5. training curves (loss, MLM and SOP accuracy against step) as a PNG
 	$(PY) -m albert_tf.plot_curves --event_dir=$(D)/pretrain --output=$(D)/pretraining_curves.png
 
+# Tables 2–5 of the paper at toy scale → $(PAPER_DIR)/results.md (resumable: rerun to continue).
+PAPER_DIR ?= paper_output
+PAPER_TABLES ?= 2,3,4,5
+paper: $(STAMP)
+	$(PY) -m albert_tf.experiments.paper --output_dir=$(PAPER_DIR) --tables=$(PAPER_TABLES)
+
 clean:
-	rm -rf $(VENV) $(DEMO_DIR)
+	rm -rf $(VENV) $(DEMO_DIR) $(PAPER_DIR)

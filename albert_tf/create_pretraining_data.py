@@ -6,11 +6,13 @@
 
 Flags and defaults are the original's (§5.1) plus: --num_workers (parallel, output identical
 for any value), --dynamic_masking_records (unmasked records for in-graph masking),
---invalid_utf8 and --spm_comma_rule (spec Q2). Output is deterministic for --random_seed (Q6
-fixed). Each output gets `<output>.json` with counts, flags and what run_pretraining checks the
-records against (record_kind, max_seq_length, max_predictions_per_seq / prediction_slots,
-vocab_size). Bad input gives one line `create_pretraining_data: error: …` and exit status
-1; outputs are written under temporary names and renamed when complete.
+--invalid_utf8 and --spm_comma_rule (spec Q2), --sentence_prediction=sop|nsp|none and
+--skip_single_sentence_chunks (the paper's Table 5 data, albert_tf.experiments). Output is
+deterministic for --random_seed (Q6 fixed). Each output gets `<output>.json` with counts, flags
+and what run_pretraining checks the records against (record_kind, max_seq_length,
+max_predictions_per_seq / prediction_slots, vocab_size, sentence_prediction). Bad input gives
+one line `create_pretraining_data: error: …` and exit status 1; outputs are written under
+temporary names and renamed when complete.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ flags.DEFINE_bool("do_permutation", False, "Also permute up to max_predictions_p
 flags.DEFINE_bool("favor_shorter_ngram", True, "n-gram length probability ∝ 1/n (else reversed).")
 flags.DEFINE_bool("random_next_sentence", False, "True: BERT-style NSP, segment B from a random document "
                   "half the time. False (default): sentence-order prediction, A and B swapped half the time.")
+flags.DEFINE_enum("sentence_prediction", None, ["sop", "nsp", "none"], "Pair task (the paper's Table 5): "
+                  "sop, nsp, or none (the SOP pairs never swapped: A always precedes B). Default: "
+                  "nsp with --random_next_sentence, else sop.")
+flags.DEFINE_bool("skip_single_sentence_chunks", False, "Leave out the pairs of one-sentence chunks (their "
+                  "B is from a random document in every task, Q10), so each label is the task's own: "
+                  "for held-out SOP/NSP evaluation sets.")
 flags.DEFINE_integer("max_seq_length", 512, "Maximum sequence length S (>= 5).")
 flags.DEFINE_integer("ngram", 3, "Maximum n-gram length in words.")
 flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum masked positions per sequence M.")
@@ -64,6 +72,7 @@ FLAGS = flags.FLAGS
 
 _FLAG_NAMES = ("input_file", "output_file", "vocab_file", "spm_model_file", "do_lower_case",
                "do_whole_word_mask", "do_permutation", "favor_shorter_ngram", "random_next_sentence",
+               "sentence_prediction", "skip_single_sentence_chunks",
                "max_seq_length", "ngram", "max_predictions_per_seq", "random_seed", "dupe_factor",
                "masked_lm_prob", "short_seq_prob", "dynamic_masking_records", "invalid_utf8", "spm_comma_rule")
 
@@ -112,6 +121,8 @@ def main(argv: list[str]) -> int:
         options = GenerationOptions(
             max_seq_length=FLAGS.max_seq_length, dupe_factor=FLAGS.dupe_factor,
             short_seq_prob=FLAGS.short_seq_prob, random_next_sentence=FLAGS.random_next_sentence,
+            sentence_prediction=FLAGS.sentence_prediction,
+            skip_single_sentence_chunks=FLAGS.skip_single_sentence_chunks,
             random_seed=FLAGS.random_seed, do_lower_case=FLAGS.do_lower_case,
             record_kind=F.DYNAMIC if FLAGS.dynamic_masking_records else F.STATIC, masking=masking)
         outputs = [p.strip() for p in FLAGS.output_file.split(",") if p.strip()]

@@ -192,12 +192,30 @@ def test_single_sentence_documents_are_counted(text_assets, tmp_path):
     ("--spm_model_file", "", "--vocab_file"),  # neither tokenizer given
     ("--max_seq_length", "4", "--max_seq_length=4"),
     ("--input_file", "{tmp}/nothing-*.txt", "--input_file"),
+    ("--random_next_sentence", "true --sentence_prediction=sop", "--random_next_sentence conflicts"),
 ])
 def test_bad_flags(small_corpus, text_assets, tmp_path, flag, value, needle):
     out = str(tmp_path / "out.tfrecord")
     args = [a for a in base_args(small_corpus, text_assets.spm_model, out) if not a.startswith(flag + "=")]
-    result = run_cli(*args, f"{flag}={value.format(tmp=tmp_path)}")
+    result = run_cli(*args, *f"{flag}={value.format(tmp=tmp_path)}".split(" "))
     assert_clean_failure(result, tmp_path, needle)
+
+
+def test_sentence_task_is_in_the_summary(small_corpus, text_assets, tmp_path):
+    """--sentence_prediction=none: text-order pairs (label 0 except one-sentence chunks, Q10),
+    named in the .json summary that run_pretraining checks."""
+    counts = {}
+    for task in ("sop", "none"):
+        out = str(tmp_path / f"{task}.tfrecord")
+        result = run_cli(*base_args(small_corpus, text_assets.spm_model, out,
+                                    f"--sentence_prediction={task}"))
+        assert result.returncode == 0, result.stderr
+        summary = read_json(out + ".json")
+        assert summary["sentence_prediction"] == task
+        counts[task] = summary["next_sentence_labels"]
+    # Same pairs: "none" keeps SOP's label-1 pairs that are random-document Bs, no swaps.
+    assert counts["none"]["1_swapped_or_random"] < counts["sop"]["1_swapped_or_random"]
+    assert sum(counts["none"].values()) == sum(counts["sop"].values())
 
 
 def test_sentencepiece_model_as_vocab_file(small_corpus, text_assets, tmp_path):

@@ -30,7 +30,7 @@ from albert_tf.data import features as F
 from albert_tf.data.documents import (InputError, InputStats, LineTokenizer, TokenizedCorpus, assemble,
                                       expand_input_patterns, read_lines)
 from albert_tf.data.example_codec import encode_examples
-from albert_tf.data.instances import PairBuilder, pack_pairs
+from albert_tf.data.instances import SENTENCE_TASKS, PairBuilder, pack_pairs
 from albert_tf.data.masking import SIDECAR_SUFFIX, MaskingOptions, mask_batch, token_boundary
 from albert_tf.data.tfrecord_io import AtomicTFRecordWriter, publish
 from albert_tf.tokenization import FullTokenizer
@@ -42,18 +42,36 @@ _SHUFFLE_DOCS, _SHUFFLE_INSTANCES = 0x0D0C5, 0x1257A  # stream tags for the two 
 
 @dataclasses.dataclass(frozen=True)
 class GenerationOptions:
-    """The create_pretraining_data settings that shape the instances (§5.1)."""
+    """The create_pretraining_data settings that shape the instances (§5.1).
+
+    `sentence_prediction` (ours, see instances.SENTENCE_TASKS) names the pair task; None
+    keeps the original's switch: "nsp" when `random_next_sentence`, else "sop".
+    """
 
     max_seq_length: int = 512
     dupe_factor: int = 40
     short_seq_prob: float = 0.1
     random_next_sentence: bool = False
+    sentence_prediction: str | None = None
+    skip_single_sentence_chunks: bool = False
     random_seed: int = 12345
     do_lower_case: bool = True
     record_kind: str = F.STATIC
     masking: MaskingOptions = MaskingOptions()
 
+    @property
+    def sentence_task(self) -> str:
+        if self.sentence_prediction is not None:
+            return self.sentence_prediction
+        return "nsp" if self.random_next_sentence else "sop"
+
     def validate(self) -> None:
+        if self.sentence_prediction is not None and self.sentence_prediction not in SENTENCE_TASKS:
+            raise InputError(f"--sentence_prediction={self.sentence_prediction}: must be one of "
+                             f"{', '.join(SENTENCE_TASKS)}")
+        if self.random_next_sentence and self.sentence_task != "nsp":
+            raise InputError(f"--random_next_sentence conflicts with --sentence_prediction="
+                             f"{self.sentence_prediction} (it means nsp)")
         if self.max_seq_length < 5:
             raise InputError(f"--max_seq_length={self.max_seq_length}: must be >= 5 "
                              f"([CLS] A [SEP] B [SEP] needs one token each for A and B)")
@@ -179,7 +197,9 @@ def generate(input_file: str, output_files: Sequence[str], tokenizer: FullTokeni
 
     _STATE.update(corpus=corpus, options=options,
                   builder=PairBuilder(corpus, options.max_seq_length, options.short_seq_prob,
-                                      options.random_next_sentence))
+                                      options.sentence_task == "nsp",
+                                      keep_order=options.sentence_task == "none",
+                                      skip_single_sentence_chunks=options.skip_single_sentence_chunks))
     num_blocks = -(-corpus.num_documents // BLOCK_DOCUMENTS)
     tasks = [(p, b) for p in range(options.dupe_factor) for b in range(num_blocks)]
     results: dict[tuple[int, int], list[bytes]] = {}
@@ -240,6 +260,7 @@ def _write_summaries(output_files: Sequence[str], result: GenerationResult, opti
             "max_seq_length": options.max_seq_length,
             "max_predictions_per_seq": options.masking.max_predictions_per_seq,
             "prediction_slots": options.masking.num_predictions,
+            "sentence_prediction": options.sentence_task,
             "next_sentence_labels": {"0_in_order": result.label_counts[0],
                                      "1_swapped_or_random": result.label_counts[1]},
             "masked_tokens": result.masked_tokens,

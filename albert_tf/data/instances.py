@@ -5,6 +5,10 @@ A pair is (a_start, a_end, b_start, b_end, label) with token offsets into
 sentences, trimmed at either end), so no token list is ever copied here.
 Label: 0 = A precedes B in the text; 1 = swapped (SOP) or random document (NSP, or a
 single-sentence chunk in either mode, Q10).
+
+Sentence-prediction tasks (`SENTENCE_TASKS`, the paper's Table 5): "sop" (the original's
+default), "nsp" (`--random_next_sentence`) and "none" (no sentence task: the SOP pairs with
+every swap undone, so A always precedes B).
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import numpy as np
 from albert_tf.data.documents import TokenizedCorpus
 
 
+SENTENCE_TASKS = ("sop", "nsp", "none")
+
+
 class Pair(NamedTuple):
     a_start: int
     a_end: int
@@ -27,16 +34,26 @@ class Pair(NamedTuple):
 
 class PairBuilder:
     """Builds the pairs of one document per call, as the original's
-    `create_instances_from_document` (without masking, which runs batched afterwards)."""
+    `create_instances_from_document` (without masking, which runs batched afterwards).
+
+    `keep_order` (task "none") draws the SOP coin but never swaps, so the pairs are the SOP
+    pairs of the same seed in text order. `skip_single_sentence_chunks` drops the pairs of
+    one-sentence chunks (whose B comes from a random document in every mode, Q10), so that
+    every label is the task's own: held-out SOP/NSP evaluation sets. Both consume the random
+    stream exactly as without them, so the other pairs stay those of the same seed.
+    """
 
     def __init__(self, corpus: TokenizedCorpus, max_seq_length: int, short_seq_prob: float,
-                 random_next_sentence: bool):
+                 random_next_sentence: bool, keep_order: bool = False,
+                 skip_single_sentence_chunks: bool = False):
         self.offsets = corpus.sentence_offsets.tolist()
         self.doc_starts = corpus.doc_starts.tolist()
         self.doc_ends = corpus.doc_ends.tolist()
         self.max_num_tokens = max_seq_length - 3  # [CLS], [SEP], [SEP]
         self.short_seq_prob = short_seq_prob
         self.random_next_sentence = random_next_sentence
+        self.keep_order = keep_order
+        self.skip_single_sentence_chunks = skip_single_sentence_chunks
 
     def __call__(self, rng: random.Random, doc: int) -> list[Pair]:
         off = self.offsets
@@ -57,13 +74,16 @@ class PairBuilder:
                     b = self._random_segment(rng, doc, target - (a[1] - a[0]))
                     label = 1
                     i = a_split - 1  # "put back" the chunk's unused sentences
-                elif not self.random_next_sentence and rng.random() < 0.5:
+                elif (not self.random_next_sentence and rng.random() < 0.5
+                      and not self.keep_order):
                     a, b = (off[a_split], off[i + 1]), a  # sentence-order swap
                     label = 1
                 else:
                     b = (off[a_split], off[i + 1])
                     label = 0
-                pairs.append(self._truncate(rng, a, b, label))
+                pair = self._truncate(rng, a, b, label)
+                if not (chunk_size == 1 and self.skip_single_sentence_chunks):
+                    pairs.append(pair)
                 chunk_start, length = i + 1, 0
             i += 1
         return pairs

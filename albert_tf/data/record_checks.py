@@ -36,6 +36,8 @@ class RecordExpectations:
       kind: features.STATIC (masked records) or features.DYNAMIC (--dynamic_masking).
       vocab_size: the model's; every token id must be below it.
       vocab_source: how the error names where vocab_size comes from.
+      sentence_prediction: run_pretraining's --sentence_prediction (sop, nsp, none; None:
+        train the sentence head on whatever labels the records hold).
     """
 
     max_seq_length: int
@@ -43,6 +45,7 @@ class RecordExpectations:
     kind: str = F.STATIC
     vocab_size: int | None = None
     vocab_source: str = "the model config"
+    sentence_prediction: str | None = None
 
 
 def resolve_files(input_patterns: str | Sequence[str]) -> list[str]:
@@ -189,3 +192,23 @@ def _check_summary(path: str, summary: dict[str, Any], expected: RecordExpectati
             f"vocab_size is {expected.vocab_size} in {expected.vocab_source}; ids >= "
             f"{expected.vocab_size} cannot be looked up. Use the config of the model this "
             f"vocabulary belongs to")
+    made_for = summary.get("sentence_prediction")
+    if isinstance(made_for, str):
+        _check_sentence_task(path, made_for, expected.sentence_prediction)
+
+
+def _check_sentence_task(path: str, made_for: str, flag: str | None) -> None:
+    """Records made for one sentence task train only that task's head (or none): NSP on SOP
+    pairs would learn SOP under NSP's name, and "none" records label only the one-sentence
+    chunks (Q10), so their head would learn chunk length, not a sentence task."""
+    if flag == "none" or flag == made_for or (flag is None and made_for != "none"):
+        return
+    if flag is None:
+        raise RecordMismatchError(
+            f"{path}: made for --sentence_prediction=none ({path}{SIDECAR_SUFFIX}): its sentence "
+            f"labels mark only one-sentence chunks (Q10); pass --sentence_prediction=none to "
+            f"train the masked LM alone, or rewrite the records with sop or nsp")
+    raise RecordMismatchError(
+        f"{path}: made for --sentence_prediction={made_for} ({path}{SIDECAR_SUFFIX}) but "
+        f"--sentence_prediction={flag}; pass --sentence_prediction={made_for} (or none: masked "
+        f"LM alone) or rewrite the records with --sentence_prediction={flag}")

@@ -154,16 +154,26 @@ def register_float_validators(ranges: Mapping[str, FloatRange] | None = None,
             flag_values=flag_values)
 
 
-def _check_float(allowed: FloatRange, flag_values: flags.FlagValues, value: float | None) -> bool:
-    """absl validator: True, or a ValidationError whose text says what was expected."""
+def float_problem(allowed: FloatRange, value: float | None, applies: bool = True) -> str | None:
+    """What is wrong with `value` under `allowed` ("expected a finite number > 0 with
+    --do_train"), or None when it is fine. `applies`: the `when` flag's value. Shared by the
+    flag validators and the options dataclasses of in-process runs."""
     if value is None or (allowed.unset and math.isnan(value)):
-        return True
+        return None
     if not math.isfinite(value):
-        raise flags.ValidationError(f"expected {FINITE.requirement()}")
-    applies = allowed.when is None or bool(flag_values[allowed.when].value)
+        return f"expected {FINITE.requirement()}"
     if applies and not allowed.contains(value):
         condition = f" with --{allowed.when}" if allowed.when else ""
-        raise flags.ValidationError(f"expected {allowed.requirement()}{condition}")
+        return f"expected {allowed.requirement()}{condition}"
+    return None
+
+
+def _check_float(allowed: FloatRange, flag_values: flags.FlagValues, value: float | None) -> bool:
+    """absl validator: True, or a ValidationError whose text says what was expected."""
+    applies = allowed.when is None or bool(flag_values[allowed.when].value)
+    problem = float_problem(allowed, value, applies)
+    if problem is not None:
+        raise flags.ValidationError(problem)
     return True
 
 

@@ -54,7 +54,12 @@ class PretrainingObjective(Objective):
 
     Labels: masked_lm_ids [B,P], masked_lm_weights [B,P], next_sentence_labels [B] or [B,1].
     Outputs: the AlbertPretrainer's mlm_logits [B,P,V] and sop_logits [B,2].
+    `sentence_prediction=False` (ours, `--sentence_prediction=none`) trains the masked LM
+    alone: the sentence loss and its metrics are left out (the head stays, untrained).
     """
+
+    def __init__(self, sentence_prediction: bool = True):
+        self.sentence_prediction = sentence_prediction
 
     def normalizers(self, labels: Tensors) -> dict[str, tf.Tensor]:
         batch_size = tf.shape(labels["next_sentence_labels"])[0]
@@ -64,19 +69,23 @@ class PretrainingObjective(Objective):
     def loss(self, labels: Tensors, outputs: Tensors, normalizers: Tensors) -> tf.Tensor:
         weights = tf.cast(labels["masked_lm_weights"], tf.float32)
         mlm = masked_lm_example_losses(outputs["mlm_logits"], labels["masked_lm_ids"])
-        sop = sentence_order_example_losses(outputs["sop_logits"], labels["next_sentence_labels"])
         mlm_share = tf.reduce_sum(weights * mlm) / (normalizers["masked_lm"] + MLM_EPSILON)
+        if not self.sentence_prediction:
+            return mlm_share
+        sop = sentence_order_example_losses(outputs["sop_logits"], labels["next_sentence_labels"])
         sop_share = tf.math.divide_no_nan(tf.reduce_sum(sop), normalizers["sentence_order"])
         return mlm_share + sop_share
 
     def create_metrics(self) -> dict[str, keras.metrics.Metric]:
-        return {
+        metrics = {
             "masked_lm_accuracy": keras.metrics.SparseCategoricalAccuracy("masked_lm_accuracy"),
             "masked_lm_loss": keras.metrics.Mean("masked_lm_loss"),
-            "sentence_order_accuracy": keras.metrics.SparseCategoricalAccuracy(
-                "sentence_order_accuracy"),
-            "sentence_order_loss": keras.metrics.Mean("sentence_order_loss"),
         }
+        if self.sentence_prediction:
+            metrics["sentence_order_accuracy"] = keras.metrics.SparseCategoricalAccuracy(
+                "sentence_order_accuracy")
+            metrics["sentence_order_loss"] = keras.metrics.Mean("sentence_order_loss")
+        return metrics
 
     def update_metrics(self, metrics: Mapping[str, keras.metrics.Metric], labels: Tensors,
                        outputs: Tensors) -> None:
@@ -85,14 +94,15 @@ class PretrainingObjective(Objective):
         mlm_logits = tf.reshape(tf.cast(outputs["mlm_logits"], tf.float32), [-1, vocab_size])
         mlm_ids = tf.reshape(labels["masked_lm_ids"], [-1])
         weights = tf.reshape(tf.cast(labels["masked_lm_weights"], tf.float32), [-1])
-        sop_labels = tf.reshape(labels["next_sentence_labels"], [-1])
-        sop_logits = tf.cast(outputs["sop_logits"], tf.float32)
         metrics["masked_lm_accuracy"].update_state(mlm_ids, mlm_logits, sample_weight=weights)
         metrics["masked_lm_loss"].update_state(
             masked_lm_example_losses(mlm_logits, mlm_ids), sample_weight=weights)
-        metrics["sentence_order_accuracy"].update_state(sop_labels, sop_logits)
-        metrics["sentence_order_loss"].update_state(
-            sentence_order_example_losses(sop_logits, sop_labels))
+        if self.sentence_prediction:
+            sop_labels = tf.reshape(labels["next_sentence_labels"], [-1])
+            sop_logits = tf.cast(outputs["sop_logits"], tf.float32)
+            metrics["sentence_order_accuracy"].update_state(sop_labels, sop_logits)
+            metrics["sentence_order_loss"].update_state(
+                sentence_order_example_losses(sop_logits, sop_labels))
 
 
 def to_model_inputs(batch: Mapping[str, tf.Tensor]) -> tuple[dict[str, tf.Tensor], dict[str, tf.Tensor]]:

@@ -160,3 +160,80 @@ def test_truncation_trims_the_longer_segment_at_random_ends():
         labels.append(label)
     assert abs(np.mean(fronts) - 40.5) < 4 * np.sqrt(81 / 4 / len(fronts))
     assert stats.binomtest(sum(labels), len(labels), 0.5).pvalue > 1e-3
+
+
+def builder_pairs(corpus: TokenizedCorpus, seed: int, **options) -> list:
+    """Every document's pairs with one seeded stream, as generation draws them (per block)."""
+    builder = PairBuilder(corpus, max_seq_length=20, short_seq_prob=0.2, **options)
+    rng = random.Random(seed)
+    return [pair for doc in range(corpus.num_documents) for pair in builder(rng, doc)]
+
+
+def document_of(corpus: TokenizedCorpus, token: int) -> int:
+    sentence = int(np.searchsorted(corpus.sentence_offsets, token, side="right")) - 1
+    return int(np.searchsorted(corpus.doc_starts, sentence, side="right")) - 1
+
+
+def is_swap(corpus: TokenizedCorpus, pair) -> bool:
+    """Label 1 with B taken from before A in A's own document (SOP's swap, not a random B)."""
+    return (pair.label == 1 and pair.b_end <= pair.a_start
+            and document_of(corpus, pair.a_start) == document_of(corpus, pair.b_start))
+
+
+@pytest.fixture(scope="module")
+def varied_corpus() -> TokenizedCorpus:
+    rng = np.random.default_rng(3)
+    return toy_corpus([rng.integers(1, 9, rng.integers(1, 7)).tolist() for _ in range(80)])
+
+
+def test_task_none_is_sop_with_every_swap_undone(varied_corpus):
+    """--sentence_prediction=none: the pairs of SOP for the seed, never swapped: a swapped SOP
+    pair comes back in text order (same chunk and length; the trimmed ends may differ, since
+    truncation favours B), every other pair is identical, and so is the random stream."""
+    for seed in range(5):
+        sop = builder_pairs(varied_corpus, seed, random_next_sentence=False)
+        none = builder_pairs(varied_corpus, seed, random_next_sentence=False, keep_order=True)
+        assert len(sop) == len(none)
+        swaps = 0
+        for s, n in zip(sop, none):
+            if is_swap(varied_corpus, s):
+                swaps += 1
+                assert n.label == 0 and n.a_end <= n.b_start
+                assert document_of(varied_corpus, n.a_start) == document_of(varied_corpus, s.a_start)
+                assert (n.a_end - n.a_start) + (n.b_end - n.b_start) == \
+                    (s.a_end - s.a_start) + (s.b_end - s.b_start)
+            else:
+                assert n == s
+        assert swaps > 0
+
+
+def test_skipping_single_sentence_chunks_leaves_the_other_pairs_unchanged(varied_corpus):
+    """--skip_single_sentence_chunks drops exactly the pairs whose A is a one-sentence chunk
+    (B from a random document) and draws the same random stream for the rest."""
+    offsets = set(varied_corpus.sentence_offsets.tolist())
+    for nsp in (False, True):
+        full = builder_pairs(varied_corpus, 7, random_next_sentence=nsp)
+        kept = builder_pairs(varied_corpus, 7, random_next_sentence=nsp, skip_single_sentence_chunks=True)
+        assert 0 < len(kept) < len(full)
+        assert set(kept) <= set(full)
+        for pair in set(full) - set(kept):
+            # A dropped pair: label 1, B from elsewhere, A one whole sentence (untruncated or
+            # trimmed: at most one sentence boundary inside it).
+            assert pair.label == 1
+            inner_starts = [o for o in offsets if pair.a_start < o < pair.a_end]
+            assert not inner_starts
+        if not nsp:  # SOP: every kept label-1 pair is a swap, never a random B
+            assert all(is_swap(varied_corpus, p) for p in kept if p.label == 1)
+        else:  # NSP: no swaps; the coin's random Bs remain
+            assert not any(is_swap(varied_corpus, p) for p in kept)
+            assert any(p.label == 1 for p in kept)
+
+
+def test_generation_options_name_the_task_and_refuse_conflicts():
+    assert GenerationOptions().sentence_task == "sop"
+    assert GenerationOptions(random_next_sentence=True).sentence_task == "nsp"
+    assert GenerationOptions(sentence_prediction="none").sentence_task == "none"
+    with pytest.raises(ValueError, match="--random_next_sentence conflicts with --sentence_prediction=sop"):
+        GenerationOptions(random_next_sentence=True, sentence_prediction="sop").validate()
+    with pytest.raises(ValueError, match="--sentence_prediction=nope"):
+        GenerationOptions(sentence_prediction="nope").validate()

@@ -81,6 +81,32 @@ def test_first_record_id_past_the_vocabulary_without_summary(tmp_path):
     assert "first record's input_ids holds token id 1201, but vocab_size is 100" in message
 
 
+@pytest.mark.parametrize("made_for,flag,error", [
+    # Records of a sentence task train that task's head, or the masked LM alone ("none").
+    ("sop", None, None), ("nsp", None, None), ("sop", "sop", None), ("nsp", "nsp", None),
+    ("sop", "none", None), ("nsp", "none", None), ("none", "none", None),
+    (None, "nsp", None),  # a summary without the field (older records): nothing to check
+    ("sop", "nsp", "made for --sentence_prediction=sop ({path}.json) but --sentence_prediction=nsp; "
+                   "pass --sentence_prediction=sop (or none: masked LM alone) or rewrite the "
+                   "records with --sentence_prediction=nsp"),
+    ("nsp", "sop", "made for --sentence_prediction=nsp ({path}.json) but --sentence_prediction=sop"),
+    ("none", "sop", "made for --sentence_prediction=none ({path}.json) but --sentence_prediction=sop"),
+    ("none", None, "made for --sentence_prediction=none ({path}.json): its sentence labels mark "
+                   "only one-sentence chunks (Q10); pass --sentence_prediction=none"),
+])
+def test_sentence_task_of_the_summary_against_the_flag(tmp_path, made_for, flag, error):
+    summary = record_files.summary_of(F.STATIC, 32, 6, 100)
+    if made_for is not None:
+        summary["sentence_prediction"] = made_for
+    path = record_files.write(str(tmp_path / "t.tfrecord"), record_files.rows(2, 32, 6),
+                              summary=summary)
+    expected = dataclasses.replace(EXPECT, sentence_prediction=flag)
+    if error is None:
+        assert check_record_files([path], expected) == 1
+    else:
+        assert one_line_error([path], expected).startswith(f"{path}: " + error.format(path=path))
+
+
 def test_not_a_record_file_and_no_records(tmp_path):
     text = tmp_path / "corpus.txt"
     text.write_text("One sentence per line.\nAnother one here.\n")

@@ -90,3 +90,20 @@ def test_feature_names_map_to_model_inputs():
     assert set(labels) == {"masked_lm_ids", "masked_lm_weights", "next_sentence_labels"}
     np.testing.assert_array_equal(features["input_type_ids"], examples["segment_ids"])
     np.testing.assert_array_equal(features["input_word_ids"], examples["input_ids"])
+
+
+def test_without_a_sentence_task_the_loss_is_the_masked_lm_alone(batch):
+    """--sentence_prediction=none: total loss = the MLM formula, the sentence head gets no
+    gradient, and only the MLM metrics exist."""
+    labels, outputs = batch
+    _, mlm, _ = np_losses(labels, outputs)
+    objective = PretrainingObjective(sentence_prediction=False)
+    sop_logits = tf.Variable(outputs["sop_logits"])
+    with tf.GradientTape() as tape:
+        total = objective.loss(labels, {**outputs, "sop_logits": sop_logits},
+                               objective.normalizers(labels))
+    assert float(total) == pytest.approx(mlm, rel=1e-6)
+    assert tape.gradient(total, sop_logits) is None
+    metrics = objective.create_metrics()
+    assert tuple(metrics) == ("masked_lm_accuracy", "masked_lm_loss")
+    objective.update_metrics(metrics, labels, outputs)

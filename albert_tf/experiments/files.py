@@ -1,0 +1,29 @@
+"""Small file helpers of the experiments: complete-or-absent JSON and text outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+
+def write_text_atomically(path: str, text: str) -> None:
+    """Writes `path` through a temporary name, so a reader never sees half a file."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def write_json_atomically(path: str, value: Any) -> None:
+    write_text_atomically(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
+
+
+def read_json(path: str) -> Any | None:
+    """The JSON in `path`, or None when it does not exist (yet)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,205 @@
+"""run_pretraining's work as a library call: check the inputs, build the pretrainer, train,
+evaluate.
+
+`run(PretrainingRunOptions(...), strategy)` is what `run_pretraining.py` calls after parsing
+its flags (faithfulness §6.1 names and defaults); in-process users (albert_tf.experiments, tests)
+call it directly, so both go through the same code and the same checks: float options, the
+config, every input file's records and summary (albert_tf.data.record_checks, sentence task
+included) before anything is built, and each batch's ids in the input pipeline
+(albert_tf.data.value_checks). `run` then checks --init_checkpoint against the model
+(albert_tf.finetuning.preflight) before the strategy or output_dir exist. Importing this
+module does not import TensorFlow; `check` builds and writes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import TYPE_CHECKING, Callable, Sequence, Union
+
+from albert_tf.data.instances import SENTENCE_TASKS
+from albert_tf.training.flags import POSITIVE, FloatRange, float_problem
+
+if TYPE_CHECKING:
+    import tensorflow as tf
+
+    from albert_tf.config import AlbertConfig
+
+    StrategyOrFactory = Union[tf.distribute.Strategy, Callable[[], tf.distribute.Strategy], None]
+
+def is_hf_directory(path: str | None) -> bool:
+    """--init_checkpoint is a Hugging Face directory: its config.json stands in for
+    --albert_config_file."""
+    return bool(path) and os.path.isfile(os.path.join(path, "config.json"))
+
+
+# The float options' ranges: run_pretraining.py registers them as flag validators, `check`
+# applies them to in-process options.
+FLOAT_RANGES = {"learning_rate": FloatRange(low=0.0, low_open=True, when="do_train"),
+                "poly_power": POSITIVE}
+
+
+@dataclasses.dataclass(kw_only=True)
+class PretrainingRunOptions:
+    """run_pretraining's flags: the original's (faithfulness §6.1) plus ours."""
+
+    albert_config_file: str | None  # None: the config.json of an HF init_checkpoint directory
+    input_file: str
+    output_dir: str
+    init_checkpoint: str | None = None
+    max_seq_length: int = 512
+    max_predictions_per_seq: int = 20
+    do_train: bool = True
+    do_eval: bool = False
+    train_batch_size: int = 4096
+    eval_batch_size: int = 64
+    optimizer: str = "lamb"
+    learning_rate: float = 0.00176
+    poly_power: float = 1.0
+    num_train_steps: int = 125000
+    num_warmup_steps: int = 3125
+    start_warmup_step: int = 0
+    save_checkpoints_steps: int = 5000
+    keep_checkpoint_max: int = 5
+    iterations_per_loop: int = 1000
+    max_eval_steps: int = 100
+    init_from_group0: bool = False
+    # ----- ours -----
+    dynamic_masking: bool = False
+    # None: train the 2-way head on the records' labels (SOP or NSP); "none": masked LM only.
+    sentence_prediction: str | None = None
+    log_steps: int = 100
+    gradient_accumulation_steps: int = 1
+    jit_compile: bool = False
+    dtype: str = "float32"
+    seed: int | None = None
+    clip_norm_mode: str = "original"
+    recompute_grad: bool = False
+
+    def check(self) -> "AlbertConfig":
+        """The model config, after every check that needs no model: options, config, input
+        records (ValueError subclasses or FileNotFoundError, one line each)."""
+        from albert_tf import AlbertConfig  # pylint: disable=import-outside-toplevel
+
+        if not (self.do_train or self.do_eval):
+            raise ValueError("at least one of --do_train and --do_eval must be true")
+        for name, allowed in FLOAT_RANGES.items():
+            problem = float_problem(allowed, getattr(self, name),
+                                    allowed.when is None or bool(getattr(self, allowed.when)))
+            if problem is not None:
+                raise ValueError(f"--{name}={getattr(self, name)}: {problem}")
+        if self.sentence_prediction not in (None, *SENTENCE_TASKS):
+            raise ValueError(f"--sentence_prediction={self.sentence_prediction}: expected one of "
+                             f"{', '.join(SENTENCE_TASKS)}")
+        if is_hf_directory(self.init_checkpoint):  # config.json, checked against the file if given
+            from albert_tf.finetuning.model_source import task_config
+
+            config = task_config(self.albert_config_file, None, self.init_checkpoint)
+        elif not self.albert_config_file:
+            raise ValueError("--albert_config_file is required unless --init_checkpoint is a "
+                             "Hugging Face directory")
+        else:
+            config = AlbertConfig.from_json_file(self.albert_config_file)
+        if self.max_seq_length > config.max_position_embeddings:
+            raise ValueError(f"--max_seq_length={self.max_seq_length} exceeds the model's "
+                             f"max_position_embeddings ({config.max_position_embeddings})")
+        self.check_input_files(config)
+        return config
+
+    def check_input_files(self, config: "AlbertConfig") -> list[str]:
+        """--input_file's files, each checked against the options and the config before
+        anything is built (albert_tf.data.record_checks)."""
+        # pylint: disable=import-outside-toplevel
+        from albert_tf.data import features as F
+        from albert_tf.data.masking import SIDECAR_SUFFIX, read_sidecar
+        from albert_tf.finetuning.preflight import config_source
+        from albert_tf.data.record_checks import (RecordExpectations, RecordMismatchError,
+                                                  check_record_files, resolve_files)
+
+        try:
+            files = resolve_files(self.input_file)
+        except FileNotFoundError as e:
+            raise FileNotFoundError(f"--input_file: {e}") from None
+        if self.dynamic_masking and read_sidecar(files[0]) is None:
+            raise RecordMismatchError(
+                f"{files[0]}{SIDECAR_SUFFIX}: missing; --dynamic_masking reads the masking "
+                f"options from the summary create_pretraining_data --dynamic_masking_records "
+                f"writes")
+        check_record_files(files, RecordExpectations(
+            max_seq_length=self.max_seq_length,
+            max_predictions_per_seq=self.max_predictions_per_seq,
+            kind=F.DYNAMIC if self.dynamic_masking else F.STATIC, vocab_size=config.vocab_size,
+            vocab_source=config_source(self),
+            sentence_prediction=self.sentence_prediction))
+        return files
+
+
+def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
+        callbacks: Sequence = ()) -> dict:
+    """Checks, then trains and/or evaluates as `opts` say; returns the eval results (empty
+    without do_eval), also written to output_dir/eval_results.txt (faithfulness §4.4, §6.4).
+
+    `strategy`: a tf.distribute.Strategy, None (the default strategy), or a function making
+    one, called only after the checks passed (so a script reports bad input before it sets
+    up devices). A record value the model cannot look up stops the run with a
+    RecordMismatchError naming the file and record.
+    """
+    config = opts.check()
+    from albert_tf.finetuning import preflight  # pylint: disable=import-outside-toplevel
+
+    preflight.check_pretraining_init_checkpoint(config, opts)  # before output_dir exists
+    # The strategy, the model, the trainer and the input pipeline only now: nothing is
+    # written above. pylint: disable=import-outside-toplevel
+    import tensorflow as tf
+
+    from albert_tf.data.record_checks import RecordMismatchError
+    from albert_tf.data.value_checks import IdLimits, bad_record_message
+    from albert_tf.models import AlbertPretrainer
+    from albert_tf.training import LoopConfig, Trainer, create_optimizer, warm_start
+    from albert_tf.training.pretraining import PretrainingObjective, pretraining_dataset_fn
+
+    if callable(strategy) and not isinstance(strategy, tf.distribute.Strategy):
+        strategy = strategy()
+    loop_config = LoopConfig(
+        output_dir=opts.output_dir, num_train_steps=opts.num_train_steps,
+        train_batch_size=opts.train_batch_size, iterations_per_loop=opts.iterations_per_loop,
+        save_checkpoints_steps=opts.save_checkpoints_steps,
+        keep_checkpoint_max=opts.keep_checkpoint_max, log_steps=opts.log_steps,
+        gradient_accumulation_steps=opts.gradient_accumulation_steps,
+        jit_compile=opts.jit_compile, dtype=opts.dtype, clip_norm_mode=opts.clip_norm_mode,
+        recompute_grad=opts.recompute_grad)
+    init_fn = None
+    if opts.init_checkpoint:
+        def init_fn(model):
+            warm_start(model, opts.init_checkpoint, init_from_group0=opts.init_from_group0)
+    trainer = Trainer(
+        model_fn=lambda: AlbertPretrainer(config),
+        objective=PretrainingObjective(sentence_prediction=opts.sentence_prediction != "none"),
+        config=loop_config, strategy=strategy, init_fn=init_fn, callbacks=callbacks,
+        optimizer_fn=lambda: create_optimizer(
+            opts.optimizer, opts.learning_rate, opts.num_train_steps, opts.num_warmup_steps,
+            opts.start_warmup_step, opts.poly_power))
+    id_limits = IdLimits(config.vocab_size, config.type_vocab_size,
+                         source=preflight.config_source(opts))
+
+    def dataset_fn(batch_size: int, is_training: bool):
+        return pretraining_dataset_fn(
+            opts.input_file, batch_size, opts.max_seq_length, opts.max_predictions_per_seq,
+            is_training=is_training, dynamic_masking=opts.dynamic_masking, seed=opts.seed,
+            id_limits=id_limits)
+
+    results: dict = {}
+    try:
+        if opts.do_train:
+            trainer.train(dataset_fn(opts.train_batch_size, is_training=True))
+        if opts.do_eval:
+            if not opts.do_train:
+                trainer.restore_model()
+            results = trainer.evaluate(dataset_fn(opts.eval_batch_size, is_training=False),
+                                       steps=opts.max_eval_steps)
+    except tf.errors.OpError as e:  # the input's value checks stop a step with their message
+        message = bad_record_message(e)
+        if message is None:
+            raise
+        raise RecordMismatchError(message) from None
+    return results

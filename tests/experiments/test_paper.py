@@ -1,0 +1,120 @@
+"""The paper harness end to end on the tiny budget (a few steps per model, one seed): every
+table is built, verdicts follow the rules' vocabulary, finished work is never redone, and a
+changed budget or bad flag is refused in one line. The real run is a benchmark
+(benchmarks/paper/), not a test."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from albert_tf.experiments import paper, runs, tables
+from albert_tf.experiments import verdicts as V
+from albert_tf.experiments.budget import TINY
+from albert_tf.experiments.files import read_json
+from tests.training import processes
+
+ALL_TABLES = [2, 3, 4, 5]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    output_dir = str(tmp_path_factory.mktemp("paper_tiny"))
+    results_md = paper.run(output_dir, ALL_TABLES, TINY, "python -m albert_tf.experiments.paper --budget=tiny")
+    with open(results_md, encoding="utf-8") as f:
+        return output_dir, f.read()
+
+
+def verdict_rows(markdown: str) -> list[list[str]]:
+    section = markdown.split("## Verdicts")[1].split("Rules (fixed")[0]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| Table")]
+
+
+def test_results_hold_every_table_and_a_verdict_per_claim(tiny_run):
+    output_dir, markdown = tiny_run
+    assert "Status: complete" in markdown
+    assert "Command: `python -m albert_tf.experiments.paper --budget=tiny`" in markdown
+    assert re.search(r"load average \d+\.\d–\d+\.\d", markdown)
+    for title in ("Table 2 —", "Table 3 —", "Table 4 —", "Table 5 —"):
+        assert f"## {title}" in markdown
+    rows = verdict_rows(markdown)
+    # Claims: Table 2: 1; Table 3: 2 sharings × 2 metrics; Table 4: 2 claims × 2 metrics; Table 5: 8.
+    assert [r[0] for r in rows] == ["2"] + ["3"] * 4 + ["4"] * 4 + ["5"] * 8
+    for row in rows:
+        assert row[3].strip("*") in (V.REPRODUCED, V.NOT_REPRODUCED, V.INCONCLUSIVE)
+    # One seed: an ordering claim has no spread to be judged by.
+    ordering = [r for r in rows if r[1].startswith("On SOP, the SOP-trained head beats")]
+    assert ordering[0][3] == f"**{V.INCONCLUSIVE}**" and "no seed spread" in ordering[0][4]
+    for table in (3, 4, 5):
+        with open(os.path.join(output_dir, f"table{table}_curves.png"), "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_model_of_the_plan_has_its_result(tiny_run):
+    output_dir, _ = tiny_run
+    specs = tables.plan(ALL_TABLES, TINY)
+    # Shared models run once: Table 5 (3 tasks + random init) + Table 4's attention, ffn,
+    # none + Table 3's E=H rows for both sharings.
+    assert len(specs) == 4 + 3 + 2
+    for spec in specs:
+        result = read_json(os.path.join(output_dir, "runs", spec.name, "result.json"))
+        assert result["finetune"]["dev_accuracy"] >= 0
+        if spec.pretrain:
+            assert set(result["heldout"]) >= {"heldout_mlm_accuracy", "sop_probe_accuracy",
+                                              "nsp_probe_accuracy", "sop_head_accuracy"}
+            assert (result["heldout"]["sop_head_accuracy"] is None) == (spec.task == "none")
+            assert os.path.exists(os.path.join(output_dir, "runs", spec.name, "pretrain",
+                                               f"model.ckpt-{TINY.pretrain_steps}.index"))
+    # Sharing everything saves (L − 1) layers: per layer 4(H² + H) attention, 2(HI) + I + H
+    # FFN and two LayerNorms of 2H (H=16, I=32, L=2).
+    h, i = TINY.model.hidden_size, TINY.model.intermediate_size
+    layer = 4 * (h * h + h) + (2 * h * i + i + h) + 2 * 2 * h
+    e = TINY.model.embedding_size
+    shared = read_json(os.path.join(output_dir, "runs", f"sop_E{e}_all_seed1", "result.json"))
+    unshared = read_json(os.path.join(output_dir, "runs", f"sop_E{e}_none_seed1", "result.json"))
+    assert unshared["parameters"] - shared["parameters"] == (TINY.model.num_hidden_layers - 1) * layer
+    table2 = read_json(os.path.join(output_dir, "table2", "result.json"))
+    assert len(table2["wall_speedups"]) == TINY.throughput.rounds
+
+
+def test_finished_work_is_read_back_not_redone(tiny_run, monkeypatch):
+    output_dir, _ = tiny_run
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("finished work was redone")
+
+    for name in ("pretrain", "evaluate", "finetune"):
+        monkeypatch.setattr(runs, name, must_not_run)
+    import albert_tf.experiments.throughput as throughput
+    monkeypatch.setattr(throughput, "measure", must_not_run)
+    paper.run(output_dir, ALL_TABLES, TINY, "again")
+    # A model whose fine-tuning did not finish redoes only that stage.
+    spec = tables.plan([5], TINY)[0]
+    run_dir = os.path.join(output_dir, "runs", spec.name)
+    before = read_json(os.path.join(run_dir, "finetune.json"))
+    os.remove(os.path.join(run_dir, "result.json"))
+    os.remove(os.path.join(run_dir, "finetune.json"))
+    monkeypatch.setattr(runs, "finetune", lambda *a, **k: {"dev_accuracy": 12.5, "dev_loss": 1.0})
+    paper.run(output_dir, [5], TINY, "again")
+    assert read_json(os.path.join(run_dir, "result.json"))["finetune"]["dev_accuracy"] == 12.5
+    os.remove(os.path.join(run_dir, "result.json"))
+    from albert_tf.experiments.files import write_json_atomically
+    write_json_atomically(os.path.join(run_dir, "finetune.json"), before)
+
+
+def test_another_budget_in_the_same_output_dir_is_refused(tiny_run):
+    output_dir, _ = tiny_run
+    with pytest.raises(paper.UsageError, match="budget.json: .* holds a run with another budget"):
+        paper.run(output_dir, [5], TINY.with_overrides(steps=7), "different")
+
+
+def test_bad_tables_flag_is_one_line(tmp_path):
+    result = processes.run(["-m", "albert_tf.experiments.paper", f"--output_dir={tmp_path}",
+                            "--tables=3,6"], timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == \
+        "paper: error: --tables: expected numbers among (2, 3, 4, 5), got 3,6"
+    assert not os.listdir(tmp_path)
