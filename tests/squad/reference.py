@@ -42,7 +42,8 @@ def reference_options(config_file: str, spm_model: str, output_dir: str, v2: boo
                   do_predict=True, max_seq_length=96, doc_stride=48, max_query_length=16,
                   train_batch_size=8, predict_batch_size=32, num_train_epochs=1.0,
                   learning_rate=1e-3, version_2_with_negative=v2, start_n_top=3, end_n_top=3,
-                  seed=1, log_steps=2)
+                  seed=1, log_steps=2,
+                  bucket_by_length=False)  # the recorded batches: the original's order
     values.update(overrides)
     return values
 
