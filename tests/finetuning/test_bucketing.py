@@ -186,7 +186,7 @@ def test_default_is_on_except_on_tpu():
 
 
 def test_training_traces_once_compiles_once_per_length_and_mirrors(tmp_path):
-    """6 steps over 4 bucket lengths: one trace of the loop; under XLA one compilation per
+    """4 steps over 3 bucket lengths: one trace of the loop; under XLA one compilation per
     length seen (counted in XLA's dump); 2 replicas end with the one-device weights."""
     dump = tmp_path / "xla_dump"
     result = processes.run(["-m", "tests.finetuning.scripts.bucketed_training", str(tmp_path)],

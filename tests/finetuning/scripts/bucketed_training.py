@@ -2,7 +2,7 @@
 
     XLA_FLAGS=--xla_dump_to=DUMP python -m tests.finetuning.scripts.bucketed_training WORK_DIR
 
-A tiny classifier (no dropout) trains 6 steps on length-bucketed feature records through the
+A tiny classifier (no dropout) trains 4 steps on length-bucketed feature records through the
 shared path (`finetuning.records.train_dataset_fn` → `Trainer`) three times from the same
 weights: on one device, on one device with --jit_compile, and mirrored over 2 replicas.
 Prints one JSON line with each run's trace counts and final weights' largest difference from
@@ -30,11 +30,11 @@ from albert_tf.models import AlbertClassifier  # noqa: E402
 from albert_tf.training import LoopConfig, Trainer, create_optimizer, get_strategy  # noqa: E402
 from tests.conftest import tiny_config  # noqa: E402
 
-MAX_LEN, STEPS, BATCH = 64, 6, 8
+MAX_LEN, STEPS, BATCH = 48, 4, 8
 
 
 def write_records(path: str) -> None:
-    """64 examples of 1–64 real tokens; the label is whether the first id is even."""
+    """64 examples of 1–48 real tokens; the label is whether the first id is even."""
     rng = np.random.default_rng(5)
     count = 64
     ids = np.zeros((count, MAX_LEN), np.int64)
@@ -52,7 +52,7 @@ def write_records(path: str) -> None:
 def train(strategy, output_dir: str, dataset_fn, initial, jit_compile: bool = False):
     keras.utils.set_random_seed(0)
     config = LoopConfig(output_dir, num_train_steps=STEPS, train_batch_size=BATCH,
-                        iterations_per_loop=3, save_checkpoints_steps=3, log_steps=3,
+                        iterations_per_loop=2, save_checkpoints_steps=2, log_steps=2,
                         jit_compile=jit_compile)
     trainer = Trainer(lambda: AlbertClassifier(tiny_config(), 2, dropout_rate=0.0),
                       classification_objective(), config, strategy=strategy,
