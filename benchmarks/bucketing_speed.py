@@ -136,7 +136,7 @@ def main() -> None:
     parser.add_argument("--train_steps", type=int, default=80)
     parser.add_argument("--log_steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--learning_steps", type=int, default=600)
+    parser.add_argument("--learning_steps", type=int, default=600, help="0: no learning check")
     parser.add_argument("--seeds", default="1,2")
     args = parser.parse_args()
     work = args.work_dir or tempfile.mkdtemp(prefix="bucketing_speed_")
@@ -176,7 +176,7 @@ def main() -> None:
 
     print(f"\nLearning: tiny model, {args.learning_steps} steps from random init", flush=True)
     accuracy: dict[bool, list[float]] = {False: [], True: []}
-    for seed in [int(s) for s in args.seeds.split(",")]:
+    for seed in [int(s) for s in args.seeds.split(",")] if args.learning_steps else []:
         for bucketed in (False, True):
             log = run_classifier(work, f"learn{seed}_{'bucketed' if bucketed else 'static'}",
                                  paths["tiny"], spm, data_dir, bucketed, args.learning_steps,
