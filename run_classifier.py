@@ -2,7 +2,8 @@ r"""GLUE fine-tuning: train, evaluate every checkpoint, predict submission files
 
 The original's run_classifier flags and defaults (spec §8.1), plus the training loop's
 shared flags (--distribution_strategy, --num_gpus, --dtype, --jit_compile,
---gradient_accumulation_steps, --seed, --deterministic, --log_steps).
+--gradient_accumulation_steps, --seed, --deterministic, --log_steps, --clip_norm_mode,
+--recompute_grad).
 
     python run_classifier.py --task_name=MRPC --data_dir=glue_data \
         --albert_config_file=albert_config.json --spm_model_file=30k-clean.model \
@@ -34,19 +35,23 @@ FLAGS = flags.FLAGS
 # ----- the original's flags (spec §8.1) -----
 flags.DEFINE_string("data_dir", None, "GLUE data directory: one folder per task (MRPC/, MNLI/, ...).")
 flags.DEFINE_string("albert_config_file", None,
-                    "albert_config.json of the model; required unless --albert_hub_module_handle.")
+                    "albert_config.json of the model; required unless --albert_hub_module_handle "
+                    "or a Hugging Face --init_checkpoint directory (its config.json).")
 flags.DEFINE_enum("task_name", None, list(TASK_NAMES), "The task (case-insensitive).",
                   case_sensitive=False)
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (ignored with --spm_model_file).")
-flags.DEFINE_string("spm_model_file", None, "SentencePiece model (the English ALBERTs).")
+flags.DEFINE_string("spm_model_file", None,
+                    "SentencePiece model (the English ALBERTs); default with a Hugging Face "
+                    "--init_checkpoint directory: its spiece.model.")
 flags.DEFINE_string("output_dir", None, "Checkpoints, eval_results.txt, predictions.")
 flags.DEFINE_string("cached_dir", None,
                     "Where <task>_{train,eval,predict}.tf_record are cached (default: "
                     "--output_dir). A file here built with other settings is refused; one "
                     "without a settings sidecar (e.g. the original's) is reused with a warning.")
 flags.DEFINE_string("init_checkpoint", None,
-                    "Initial weights: an original TF1 checkpoint or one of ours (every encoder "
-                    "variable must be present; the log states the counts).")
+                    "Initial weights: an original TF1 checkpoint, a Hugging Face directory or "
+                    "one of ours (every encoder variable must be present; the log states the "
+                    "counts).")
 flags.DEFINE_string("albert_hub_module_handle", None,
                     "An encoder export (python -m albert_tf.export_tfhub) fine-tuned instead of "
                     "config + checkpoint; its SentencePiece model is used unless "
@@ -89,7 +94,7 @@ _OPTION_FLAGS = (
     "eval_batch_size", "predict_batch_size", "learning_rate", "train_step", "warmup_step",
     "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop", "optimizer",
     "export_dir", "threshold_to_export", "log_steps", "gradient_accumulation_steps",
-    "jit_compile", "dtype", "seed",
+    "jit_compile", "dtype", "seed", "clip_norm_mode", "recompute_grad",
     "bucket_by_length")
 
 

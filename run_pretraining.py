@@ -2,7 +2,7 @@ r"""ALBERT pretraining (MLM + SOP) on TFRecords, on the shared training loop.
 
 The original's run_pretraining flags and defaults (spec §6.1), plus our additions:
 --distribution_strategy, --num_gpus, --dtype, --jit_compile, --gradient_accumulation_steps,
---dynamic_masking, --seed, --deterministic, --log_steps.
+--dynamic_masking, --seed, --deterministic, --log_steps, --clip_norm_mode, --recompute_grad.
 
     python run_pretraining.py --albert_config_file=albert_config.json \
         --input_file='data/*.tfrecord' --output_dir=out --do_train --do_eval \
@@ -21,23 +21,28 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
+import os
 from typing import Sequence
 
 from absl import app, flags
 
 from albert_tf import cli
+from albert_tf.finetuning import preflight
 from albert_tf.training import flags as training_flags
 from albert_tf.training.choices import OPTIMIZER_NAMES
 
 FLAGS = flags.FLAGS
 
 # ----- the original's flags (spec §6.1) -----
-flags.DEFINE_string("albert_config_file", None, "albert_config.json of the model to train.")
+flags.DEFINE_string("albert_config_file", None,
+                    "albert_config.json of the model to train (default with a Hugging Face "
+                    "--init_checkpoint directory: its config.json).")
 flags.DEFINE_string("input_file", None,
                     "Comma-separated globs of TFRecord files (used for training and evaluation).")
 flags.DEFINE_string("output_dir", None, "Checkpoints, TensorBoard summaries and eval_results.txt.")
 flags.DEFINE_string("init_checkpoint", None,
-                    "Warm start: an original TF1 checkpoint or one of ours (model weights only).")
+                    "Warm start: an original TF1 checkpoint, a Hugging Face directory or one of "
+                    "ours (model weights only).")
 flags.DEFINE_integer("max_seq_length", 512, "Sequence length S; must match the data.", lower_bound=1)
 flags.DEFINE_integer("max_predictions_per_seq", 20,
                      "Masked positions per sequence; must match the data.", lower_bound=0)
@@ -65,7 +70,17 @@ flags.DEFINE_bool("dynamic_masking", False,
                   "Read unmasked records and draw n-gram masks in the input pipeline each epoch.")
 training_flags.define_training_flags()
 training_flags.define_tpu_flags()
-flags.mark_flags_as_required(["albert_config_file", "output_dir", "input_file"])
+flags.mark_flags_as_required(["output_dir", "input_file"])
+
+
+def _is_hf_directory(path: str | None) -> bool:
+    return bool(path) and os.path.isfile(os.path.join(path, "config.json"))
+
+
+flags.register_multi_flags_validator(
+    ["albert_config_file", "init_checkpoint"],
+    lambda f: bool(f["albert_config_file"]) or _is_hf_directory(f["init_checkpoint"]),
+    "--albert_config_file is required unless --init_checkpoint is a Hugging Face directory")
 flags.register_validator("masked_lm_budget", lambda v: v == 0,
                          "--masked_lm_budget is not supported (spec Q12); use --dynamic_masking")
 flags.register_multi_flags_validator(["do_train", "do_eval"], lambda f: f["do_train"] or f["do_eval"],
@@ -94,7 +109,7 @@ def check_input_files(config) -> list[str]:
     check_record_files(files, RecordExpectations(
         max_seq_length=FLAGS.max_seq_length, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
         kind=F.DYNAMIC if FLAGS.dynamic_masking else F.STATIC, vocab_size=config.vocab_size,
-        vocab_source=f"--albert_config_file={FLAGS.albert_config_file}"))
+        vocab_source=preflight.config_source(FLAGS)))
     return files
 
 
@@ -102,11 +117,17 @@ def run(callbacks: Sequence = ()) -> dict:
     """Builds everything from FLAGS, trains and/or evaluates; returns the eval results."""
     from albert_tf import AlbertConfig
 
-    config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
+    if _is_hf_directory(FLAGS.init_checkpoint):  # config.json, checked against the file if given
+        from albert_tf.finetuning.model_source import task_config
+
+        config = task_config(FLAGS.albert_config_file, None, FLAGS.init_checkpoint)
+    else:
+        config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
     if FLAGS.max_seq_length > config.max_position_embeddings:
         raise ValueError(f"--max_seq_length={FLAGS.max_seq_length} exceeds the model's "
                          f"max_position_embeddings ({config.max_position_embeddings})")
     check_input_files(config)
+    preflight.check_pretraining_init_checkpoint(config, FLAGS)  # before output_dir exists
     # The model, the trainer and the input pipeline only now: nothing is written above.
     import tensorflow as tf
 
@@ -123,7 +144,8 @@ def run(callbacks: Sequence = ()) -> dict:
         save_checkpoints_steps=FLAGS.save_checkpoints_steps,
         keep_checkpoint_max=FLAGS.keep_checkpoint_max, log_steps=FLAGS.log_steps,
         gradient_accumulation_steps=FLAGS.gradient_accumulation_steps,
-        jit_compile=FLAGS.jit_compile, dtype=FLAGS.dtype)
+        jit_compile=FLAGS.jit_compile, dtype=FLAGS.dtype, clip_norm_mode=FLAGS.clip_norm_mode,
+        recompute_grad=FLAGS.recompute_grad)
     init_fn = None
     if FLAGS.init_checkpoint:
         def init_fn(model):
@@ -136,7 +158,7 @@ def run(callbacks: Sequence = ()) -> dict:
             FLAGS.start_warmup_step, FLAGS.poly_power))
 
     id_limits = IdLimits(config.vocab_size, config.type_vocab_size,
-                         source=f"--albert_config_file={FLAGS.albert_config_file}")
+                         source=preflight.config_source(FLAGS))
 
     def dataset_fn(batch_size: int, is_training: bool):
         return pretraining_dataset_fn(

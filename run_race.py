@@ -2,7 +2,8 @@
 
 The original's run_race flags and defaults (spec §10.1), plus the training loop's shared
 flags (--distribution_strategy, --num_gpus, --dtype, --jit_compile,
---gradient_accumulation_steps, --seed, --deterministic, --log_steps).
+--gradient_accumulation_steps, --seed, --deterministic, --log_steps, --clip_norm_mode,
+--recompute_grad).
 
     python run_race.py --data_dir=data --albert_config_file=albert_base/albert_config.json \
         --spm_model_file=albert_base/30k-clean.model \
@@ -34,7 +35,8 @@ FLAGS = flags.FLAGS
 # ----- the original's flags (spec §10.1) -----
 flags.DEFINE_string("data_dir", None, "Directory holding RACE/{train,dev,test}/{middle,high}/.")
 flags.DEFINE_string("albert_config_file", None,
-                    "albert_config.json of the model; required unless --albert_hub_module_handle.")
+                    "albert_config.json of the model; required unless --albert_hub_module_handle "
+                    "or a Hugging Face --init_checkpoint directory (its config.json).")
 flags.DEFINE_enum("task_name", "race", ["race"], "The task (the only one).", case_sensitive=False)
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (ignored with --spm_model_file).")
 flags.DEFINE_string("train_file", None,
@@ -47,11 +49,12 @@ flags.DEFINE_string("predict_file", None,
                     "unused by the original, Q28).")
 flags.DEFINE_string("spm_model_file", None,
                     "SentencePiece model; with --albert_hub_module_handle the export's is the "
-                    "default.")
+                    "default, with a Hugging Face --init_checkpoint directory its spiece.model.")
 flags.DEFINE_string("output_dir", None, "Checkpoints, eval_results.txt, predictions.")
 flags.DEFINE_string("init_checkpoint", None,
-                    "Initial weights: an original TF1 checkpoint or one of ours (every encoder "
-                    "variable must be present; the log states the counts).")
+                    "Initial weights: an original TF1 checkpoint, a Hugging Face directory or "
+                    "one of ours (every encoder variable must be present; the log states the "
+                    "counts).")
 flags.DEFINE_string("albert_hub_module_handle", None,
                     "An exported encoder SavedModel instead of config + checkpoint.")
 flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).")
@@ -94,7 +97,8 @@ _OPTION_FLAGS = (
     "max_qa_length", "num_keep_checkpoint", "high_only", "middle_only", "do_train", "do_eval",
     "do_predict", "train_batch_size", "eval_batch_size", "predict_batch_size", "learning_rate",
     "train_step", "warmup_step", "save_checkpoints_steps", "iterations_per_loop", "log_steps",
-    "gradient_accumulation_steps", "jit_compile", "dtype", "seed",
+    "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
+    "recompute_grad",
     "bucket_by_length")
 
 

@@ -31,9 +31,13 @@ from albert_tf.training import flags as training_flags
 FLAGS = flags.FLAGS
 
 # ----- the original's flags (spec §9.1) -----
-flags.DEFINE_string("albert_config_file", None, "albert_config.json of the model.")
+flags.DEFINE_string("albert_config_file", None,
+                    "albert_config.json of the model (default with a Hugging Face "
+                    "--init_checkpoint directory: its config.json).")
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (unused with --spm_model_file).")
-flags.DEFINE_string("spm_model_file", None, "SentencePiece model of the model.")
+flags.DEFINE_string("spm_model_file", None,
+                    "SentencePiece model of the model (default with a Hugging Face "
+                    "--init_checkpoint directory: its spiece.model).")
 flags.DEFINE_string("output_dir", None, "Checkpoints, predictions and eval_results.txt.")
 flags.DEFINE_string("train_file", None, "SQuAD JSON for training (train-v1.1.json / train-v2.0.json).")
 flags.DEFINE_string("predict_file", None, "SQuAD JSON to predict (and evaluate when it has answers).")
@@ -46,7 +50,8 @@ flags.DEFINE_string("predict_feature_left_file", None,
                     "Pickled prediction features for post-processing "
                     "(default: output_dir/eval_features.pkl).")
 flags.DEFINE_string("init_checkpoint", None,
-                    "Initial weights: an original TF1 checkpoint or one of ours.")
+                    "Initial weights: an original TF1 checkpoint, a Hugging Face directory or "
+                    "one of ours.")
 flags.DEFINE_string("albert_hub_module_handle", None,
                     "An exported encoder instead of config + checkpoint (issue [7/8]; not yet).")
 flags.DEFINE_bool("do_lower_case", True, "Lower-case question and context (preprocess_text).")
@@ -98,7 +103,8 @@ _OPTION_FLAGS = (
     "save_checkpoints_steps", "iterations_per_loop", "n_best_size", "max_answer_length",
     "use_einsum", "version_2_with_negative", "start_n_top", "end_n_top", "dropout_prob",
     "null_threshold_rule", "null_score_diff_threshold", "log_steps",
-    "gradient_accumulation_steps", "jit_compile", "dtype", "seed",
+    "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
+    "recompute_grad",
     "bucket_by_length")
 
 

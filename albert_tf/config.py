@@ -3,6 +3,8 @@
 The field names, types and constructor defaults are those of the original release
 (spec §1.1), so released config files load unchanged and files we write load in the
 original. One field is new: `cross_layer_sharing`, the paper's Table 4 ablation.
+`from_hf_config` / `to_hf_config` translate Hugging Face `config.json` files
+(`albert_tf.hf_config` holds the name map).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ _FIELDS: tuple[tuple[str, tuple[type, ...], Any], ...] = (
     ("cross_layer_sharing", (str,), "all"),
 )
 FIELD_NAMES = tuple(name for name, _, _ in _FIELDS)
+# Extra key that keeps the E→H projection when E = H (HF models always have it).
+EMBEDDING_PROJECTION_KEY = "embedding_projection"
 
 # Released English sizes (spec §1.2): (L, H, N, I, v1 dropout).
 _SIZES = {
@@ -49,8 +53,29 @@ PRESET_NAMES = tuple(
 )
 
 
+def layer_group(layer_index: int, num_hidden_layers: int, num_hidden_groups: int) -> int:
+    """Parameter group of layer i: int(i / L * G) in floating point, as the original.
+
+    The float form differs from (i * G) // L in rare cases (faithfulness §2.3: L = G = 22
+    maps layer 15 to group 14, and group 15 never exists); the original's variable sets
+    depend on it. The model's layer schedule and `AlbertConfig.group_of_layer` both use it.
+    """
+    return int(layer_index / num_hidden_layers * num_hidden_groups)
+
+
 class ConfigError(ValueError):
     """A config value is missing, of the wrong type or inconsistent."""
+
+
+def read_json_file(path: str) -> Any:
+    """The JSON content of a config file; ConfigError naming the file (and line) otherwise."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
 
 
 class AlbertConfig:
@@ -93,14 +118,43 @@ class AlbertConfig:
     def from_json_file(cls, path: str | os.PathLike) -> "AlbertConfig":
         """Reads an `albert_config.json` (original or ours)."""
         path = os.fspath(path)
+        return cls.from_dict(read_json_file(path), source=path)
+
+    @classmethod
+    def from_hf_config(cls, hf_config: Mapping[str, Any] | str | os.PathLike) -> "AlbertConfig":
+        """From a Hugging Face ALBERT `config.json` (dict, file or model directory).
+
+        HF's "gelu_new" becomes our (tanh) "gelu" and HF's exact "gelu" our "gelu_exact";
+        E = H keeps HF's E→H projection (extra key `embedding_projection`). A field we cannot
+        represent (e.g. `position_embedding_type` "relative_key", `hidden_act` "silu") is a
+        ConfigError naming it. Head metadata (`num_labels`, `architectures`, …) is not kept.
+        """
+        from albert_tf import hf_config as hf_names  # local: keeps HF names out of this module
+
         try:
-            with open(path, encoding="utf-8") as f:
-                values = json.load(f)
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: config file not found") from None
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
-        return cls.from_dict(values, source=path)
+            if isinstance(hf_config, Mapping):
+                values, source = hf_config, "<hf config>"
+            else:
+                source = os.fspath(hf_config)
+                if os.path.isdir(source):
+                    source = os.path.join(source, "config.json")
+                values = hf_names.read_hf_config(source)
+            return cls.from_dict(hf_names.values_from_hf(values, source), source=source)
+        except hf_names.HFConfigError as e:
+            raise ConfigError(str(e)) from None
+
+    def to_hf_config(self) -> dict[str, Any]:
+        """This config as a Hugging Face ALBERT `config.json` dict (HF AlbertConfig keys).
+
+        Our "gelu" (tanh) is written as HF's "gelu_new". Raises ConfigError when HF cannot
+        represent the model (`cross_layer_sharing` other than "all").
+        """
+        from albert_tf import hf_config as hf_names
+
+        try:
+            return hf_names.values_to_hf(self.to_dict(), self._source)
+        except hf_names.HFConfigError as e:
+            raise ConfigError(str(e)) from None
 
     @classmethod
     def from_preset(cls, name: str) -> "AlbertConfig":
@@ -164,17 +218,19 @@ class AlbertConfig:
 
     # ----- derived values -----
     @property
+    def has_embedding_projection(self) -> bool:
+        """The E→H projection exists when E ≠ H (the original) or when asked for (HF's E = H)."""
+        return (self.embedding_size != self.hidden_size
+                or bool(self.extra.get(EMBEDDING_PROJECTION_KEY, False)))
+
+    @property
     def head_size(self) -> int:
         """D = H / N, the per-head width."""
         return self.hidden_size // self.num_attention_heads
 
     def group_of_layer(self, layer_index: int) -> int:
-        """Parameter group of layer i: int(i / L * G) in floating point, as the original.
-
-        The float form differs from (i * G) // L in rare cases (spec §2.3: L = G = 22
-        maps layer 15 to group 14); the original's variable sets depend on it.
-        """
-        return int(layer_index / self.num_hidden_layers * self.num_hidden_groups)
+        """Parameter group of layer i (`layer_group` with this config's L and G)."""
+        return layer_group(layer_index, self.num_hidden_layers, self.num_hidden_groups)
 
     # ----- validation -----
     def validate(self) -> None:
@@ -214,6 +270,10 @@ class AlbertConfig:
                 f"{where}: field 'cross_layer_sharing' must be one of {', '.join(SHARING_MODES)}, "
                 f"got {self.cross_layer_sharing!r}"
             )
+        projection = self.extra.get(EMBEDDING_PROJECTION_KEY, False)
+        if not isinstance(projection, bool):
+            raise ConfigError(f"{where}: field '{EMBEDDING_PROJECTION_KEY}' must be true or false, "
+                              f"got {projection!r}")
         from albert_tf.layers.activations import get_activation  # local: avoids a cycle
 
         try:

@@ -5,9 +5,17 @@
         --export_path=/tmp/albert_encoder --with_mlm \\
         --preprocess_export_path=/tmp/albert_preprocess
 
-`--checkpoint` is an original TF1 checkpoint or one of ours. Each export is written under a
-temporary name, reloaded and checked against the Keras model, and only then renamed into
-place; a failed export leaves nothing behind.
+`--checkpoint` is an original TF1 checkpoint, one of ours or a Hugging Face directory (whose
+config.json and spiece.model then stand in for --albert_config_file / --spm_model_file). The
+original's command line works too (faithfulness §11.1): `--albert_directory` holding
+`albert_config.json`, the checkpoint `--checkpoint_name` and `30k-clean.model`, as the
+released tarballs; the export then carries the MLM head, as the original's module does
+(`--nowith_mlm` to leave it out); `--use_einsum` is accepted with no effect. Each export is
+written under a temporary name, reloaded and checked against the Keras model, and only then
+renamed into place; a failed export leaves nothing behind.
+
+    python -m albert_tf.export_tfhub --albert_directory=albert_base \\
+        --checkpoint_name=model.ckpt-best --export_path=/tmp/albert_base_hub
 """
 
 from __future__ import annotations
@@ -27,12 +35,15 @@ from albert_tf import checkpoints
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.export.encoder_export import save_encoder_export
 from albert_tf.export.preprocessing import save_preprocessing_export
+from albert_tf.finetuning.model_source import task_config
+from albert_tf.finetuning.preflight import checkpoint_errors
 from albert_tf.models import AlbertPretrainer
 from albert_tf.models.encoder import INPUT_NAMES
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_config_file", None, "The model's albert_config.json.")
-flags.DEFINE_string("checkpoint", None, "Original TF1 checkpoint or one of ours (prefix or directory).")
+flags.DEFINE_string("checkpoint", None, "Original TF1 checkpoint or one of ours (prefix or "
+                    "directory), or a Hugging Face model directory.")
 flags.DEFINE_string("spm_model_file", None, "SentencePiece model; copied into the exports' assets.")
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (encoder export only).")
 flags.DEFINE_boolean("do_lower_case", True, "Whether inputs are lower-cased (recorded in the exports).")
@@ -41,6 +52,16 @@ flags.DEFINE_boolean("with_mlm", False, "Add the `mlm` sub-object with the maske
 flags.DEFINE_string("preprocess_export_path", None, "Directory for the preprocessing SavedModel.")
 flags.DEFINE_integer("seq_length", 128, "Default sequence length of the preprocessing model.",
                      lower_bound=3)
+# The original export_to_tfhub's flags (faithfulness §11.1).
+flags.DEFINE_string("albert_directory", None,
+                    "A released-tarball layout: albert_config.json, the checkpoint and "
+                    "30k-clean.model (each used unless its own flag is given).")
+flags.DEFINE_string("checkpoint_name", "model.ckpt-best",
+                    "Checkpoint prefix in --albert_directory.")
+flags.DEFINE_boolean("use_einsum", True, "Accepted for the original's command lines; no effect "
+                     "(the export has no TF1-only op to avoid).")
+TARBALL_CONFIG = "albert_config.json"
+TARBALL_SPM = "30k-clean.model"
 TOLERANCE = 1e-5
 
 
@@ -90,7 +111,8 @@ def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: st
     pretrainer = AlbertPretrainer(config)
     if checkpoint:
         allow = () if with_mlm else ("mlm_head", "sop_head")
-        checkpoints.restore_model_weights(pretrainer, checkpoint, allow_missing=allow)
+        with checkpoint_errors("checkpoint", checkpoint):
+            checkpoints.restore_model_weights(pretrainer, checkpoint, allow_missing=allow)
     else:
         logging.warning("No --checkpoint: exporting randomly initialised weights")
     staging = _staged(export_path)
@@ -123,27 +145,54 @@ def export_preprocessing(spm_model_file: str, export_path: str, do_lower_case: b
     return export_path
 
 
+def resolve_sources(albert_directory: str | None, albert_config_file: str | None,
+                    checkpoint: str | None, checkpoint_name: str,
+                    spm_model_file: str | None) -> tuple[str | None, str | None, str | None]:
+    """(config file, checkpoint, SentencePiece model) from the flags: explicit ones win, then
+    the --albert_directory tarball layout (or an HF directory), then an HF checkpoint's files."""
+    if albert_directory:
+        if checkpoints.is_hf_checkpoint(albert_directory):
+            checkpoint = checkpoint or albert_directory
+        else:
+            checkpoint = checkpoint or os.path.join(albert_directory, checkpoint_name)
+            albert_config_file = (albert_config_file
+                                  or os.path.join(albert_directory, TARBALL_CONFIG))
+            tarball_spm = os.path.join(albert_directory, TARBALL_SPM)
+            if not spm_model_file and tf.io.gfile.exists(tarball_spm):
+                spm_model_file = tarball_spm
+    if checkpoint and checkpoints.is_hf_checkpoint(checkpoint):
+        spm_model_file = spm_model_file or checkpoints.spm_model_of(checkpoint)
+    return albert_config_file, checkpoint, spm_model_file
+
+
 def main(argv: list[str]) -> None:
     del argv
     if not FLAGS.export_path and not FLAGS.preprocess_export_path:
         raise app.UsageError("give --export_path and/or --preprocess_export_path")
-    if FLAGS.preprocess_export_path and not FLAGS.spm_model_file:
+    config_file, checkpoint, spm_model_file = resolve_sources(
+        FLAGS.albert_directory, FLAGS.albert_config_file, FLAGS.checkpoint,
+        FLAGS.checkpoint_name, FLAGS.spm_model_file)
+    if FLAGS.preprocess_export_path and not spm_model_file:
         raise app.UsageError("--preprocess_export_path needs --spm_model_file (SentencePiece models only)")
-    for flag in ("spm_model_file", "vocab_file"):
-        value = getattr(FLAGS, flag)
+    for flag, value in (("spm_model_file", spm_model_file), ("vocab_file", FLAGS.vocab_file)):
         if value and not tf.io.gfile.exists(value):
             raise app.UsageError(f"--{flag}={value}: file not found")
+    with_mlm = FLAGS.with_mlm
+    if FLAGS.albert_directory and not FLAGS["with_mlm"].present:
+        with_mlm = True  # the original's module has the mlm signature
     try:
         if FLAGS.export_path:
-            if not FLAGS.albert_config_file:
-                raise app.UsageError("--export_path needs --albert_config_file")
-            config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
-            export_encoder(config, FLAGS.checkpoint, FLAGS.export_path, FLAGS.spm_model_file,
-                           FLAGS.do_lower_case, FLAGS.with_mlm)
+            if not config_file and not checkpoints.is_hf_checkpoint(checkpoint):
+                raise app.UsageError("--export_path needs --albert_config_file (or "
+                                     "--albert_directory, or a Hugging Face --checkpoint)")
+            config = task_config(config_file, None, checkpoint)
+            export_encoder(config, checkpoint, FLAGS.export_path, spm_model_file,
+                           FLAGS.do_lower_case, with_mlm)
         if FLAGS.preprocess_export_path:
-            export_preprocessing(FLAGS.spm_model_file, FLAGS.preprocess_export_path,
+            export_preprocessing(spm_model_file, FLAGS.preprocess_export_path,
                                  FLAGS.do_lower_case, FLAGS.seq_length)
-    except (ConfigError, ExportError, checkpoints.CheckpointMismatchError, FileNotFoundError) as e:
+    except (ConfigError, ExportError, ValueError, FileNotFoundError) as e:
+        # CheckpointMismatchError and the config-source errors are ValueErrors.
         raise SystemExit(f"export_tfhub: {e}") from None
 
 

@@ -6,8 +6,8 @@
   (tokenizer contents, data contents, every feature setting) matches; ours are rebuilt when
   stale, user-named ones refused.
 * `objective` — softmax cross-entropy objective with accuracy, and its numpy twins.
-* `model_source` — config, tokenizer and model from `--albert_config_file` or an encoder
-  export (`--albert_hub_module_handle`).
+* `model_source` — config, tokenizer and model from `--albert_config_file`, an encoder
+  export (`--albert_hub_module_handle`) or a Hugging Face `--init_checkpoint` directory.
 * `checkpoint_eval` — evaluate each saved checkpoint once, keep the best as
   `model.ckpt-best` (spec §8.6).
 * `inference` — `Predictor`: chosen model outputs and passthrough keys over a whole dataset,

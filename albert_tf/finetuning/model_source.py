@@ -1,11 +1,14 @@
-"""Where a fine-tuning model comes from: `--albert_config_file` or an encoder export.
+"""Where a fine-tuning model comes from: `--albert_config_file`, an encoder export, or a
+Hugging Face directory given as `--init_checkpoint`.
 
 With `--albert_hub_module_handle` (spec §8.1, §10.1) the config is the export's
 `albert_config.json` asset and the encoder is the export itself (`HubEncoder`, its
 variables trained in place); otherwise the config file builds a fresh `AlbertEncoder`,
 which `--init_checkpoint` then fills. The tokenizer follows the same rule (spec Q21, fixed,
 as `export_spm_model`): an explicit `--spm_model_file` / `--vocab_file` wins, else the
-export's SentencePiece model is used.
+export's SentencePiece model is used. A Hugging Face `--init_checkpoint` directory likewise
+supplies the config (its `config.json`; a `--albert_config_file` given too must agree with it
+field by field) and the tokenizer (its `spiece.model`, unless a flag names one).
 
 Example:
     >>> config = task_config(None, "exports/albert_tiny")
@@ -20,6 +23,9 @@ from typing import Callable
 import keras
 from absl import logging
 
+from albert_tf import hf_config
+from albert_tf.checkpoints import is_hf_checkpoint, spm_model_of
+from albert_tf.checkpoints.hf_files import HFWeights, hf_directory
 from albert_tf.config import AlbertConfig
 from albert_tf.export.loading import HubEncoder, export_spm_model, load_export_config
 from albert_tf.tokenization import FullTokenizer
@@ -31,26 +37,64 @@ class ModelSourceError(ValueError):
     """Neither a config nor an export, or an export without what is needed (one line)."""
 
 
-def task_config(albert_config_file: str | None, hub_handle: str | None) -> AlbertConfig:
-    """The model's config: the export's asset when a handle is given, else the file."""
+# Fields a config file and an HF directory's config.json must agree on.
+_COMPARED_KEYS = tuple(hf_config.SHARED_KEYS) + ("hidden_act",)
+
+
+def task_config(albert_config_file: str | None, hub_handle: str | None,
+                init_checkpoint: str | None = None) -> AlbertConfig:
+    """The model's config: the export's asset when a handle is given, the config.json of an
+    HF `init_checkpoint` directory, else the file."""
     if hub_handle:
         config = load_export_config(hub_handle)
         if albert_config_file:
             logging.info("Using the config stored in %s (ignoring --albert_config_file=%s)",
                          hub_handle, albert_config_file)
         return config
+    if is_hf_checkpoint(init_checkpoint):
+        return _hf_directory_config(albert_config_file, init_checkpoint)
     if not albert_config_file:
-        raise ModelSourceError("albert_config_file is required unless albert_hub_module_handle is set")
+        raise ModelSourceError("albert_config_file is required unless albert_hub_module_handle "
+                               "or a Hugging Face init_checkpoint directory is set")
     return AlbertConfig.from_json_file(albert_config_file)
 
 
+def _hf_directory_config(albert_config_file: str | None, directory: str) -> AlbertConfig:
+    """config.json of the HF directory; a config file given too must describe the same model.
+
+    The weights file's header is read too, so an unreadable directory fails here, before
+    any feature file is written."""
+    try:
+        config = AlbertConfig.from_hf_config(directory)
+        HFWeights(hf_directory(directory))
+    except ValueError as e:  # ConfigError, CheckpointFileError: one line naming the file
+        raise ModelSourceError(f"--init_checkpoint={directory}: {e}") from None
+    if albert_config_file:
+        given = AlbertConfig.from_json_file(albert_config_file)
+        differing = hf_config.differing_keys(given.to_dict(), config.to_dict(), _COMPARED_KEYS)
+        if differing:
+            raise ModelSourceError(
+                f"--albert_config_file={albert_config_file} and the config.json of "
+                f"--init_checkpoint={directory} disagree ({'; '.join(differing)}); omit "
+                "--albert_config_file to use the directory's")
+    logging.info("Model config from %s/config.json", directory)
+    return config
+
+
 def task_tokenizer(vocab_file: str | None, spm_model_file: str | None, do_lower_case: bool,
-                   hub_handle: str | None = None) -> FullTokenizer:
-    """FullTokenizer from the flags; with only a handle, from the export's SentencePiece asset."""
+                   hub_handle: str | None = None,
+                   init_checkpoint: str | None = None) -> FullTokenizer:
+    """FullTokenizer from the flags; else the export's SentencePiece asset, or the
+    `spiece.model` of an HF `init_checkpoint` directory."""
     if hub_handle and not vocab_file:
         spm_model_file = export_spm_model(hub_handle, spm_model_file)
+    if not spm_model_file and not vocab_file and is_hf_checkpoint(init_checkpoint):
+        spm_model_file = spm_model_of(init_checkpoint)
+        if spm_model_file:
+            logging.info("SentencePiece model from %s", spm_model_file)
     if not spm_model_file and not vocab_file:
-        raise ModelSourceError("spm_model_file (SentencePiece) or vocab_file (WordPiece) is required")
+        raise ModelSourceError("spm_model_file (SentencePiece) or vocab_file (WordPiece) is "
+                               "required (an HF init_checkpoint directory may hold spiece.model)")
     return FullTokenizer(vocab_file, do_lower_case, spm_model_file)
 
 

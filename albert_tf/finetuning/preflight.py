@@ -1,17 +1,27 @@
-"""Checks a fine-tuning run makes once its config and tokenizer exist, before any feature
-cache, model or checkpoint is built or written.
+"""Checks a run makes once its config and tokenizer exist, before any feature cache, model
+or checkpoint is built or written.
 
-A vocabulary larger than the config's `vocab_size` produces ids the embedding table does
-not have: on CPU training dies later in `indices[…] = 1201 is not in [0, 1000)`, on GPU the
-lookup silently returns zeros. Here it is one line naming both files.
+* `check_vocab_fits`: a vocabulary larger than the config's `vocab_size` produces ids the
+  embedding table does not have: on CPU training dies later in `indices[…] = 1201 is not in
+  [0, 1000)`, on GPU the lookup silently returns zeros. Here it is one line naming both files.
+* `check_init_checkpoint`: a missing `--init_checkpoint`, or one that does not fit the model
+  (another size, another head), is otherwise found at the warm start, after the feature
+  caches were built (minutes on MNLI). The task model is built inside a throwaway graph —
+  variables there are graph nodes whose initialisers never run, so the check allocates no
+  weights (an xxlarge model costs seconds, not 1 GB) — and compared with the checkpoint's
+  names and shapes by the same strict code the warm start uses, which keeps one description
+  of the model (its own code) instead of a second table of shapes.
 
 Example:
     >>> check_vocab_fits(config, tokenizer, opts)  # opts: the run's options (flags)
+    >>> check_init_checkpoint(model_fn, opts)       # model_fn: what the Trainer will build
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import random
+from typing import Any, Callable, Iterator
 
 from albert_tf.config import AlbertConfig
 from albert_tf.tokenization import FullTokenizer
@@ -21,11 +31,21 @@ class PreflightError(ValueError):
     """The run's inputs do not fit together (one line naming the files or flags)."""
 
 
+def _hf_init_checkpoint(opts: Any) -> str | None:
+    """--init_checkpoint when it is a Hugging Face directory (config and tokenizer source)."""
+    from albert_tf.checkpoints import is_hf_checkpoint  # pylint: disable=import-outside-toplevel
+
+    path = getattr(opts, "init_checkpoint", None)
+    return path if is_hf_checkpoint(path) else None
+
+
 def config_source(opts: Any) -> str:
     """How the error names where the config came from."""
     handle = getattr(opts, "albert_hub_module_handle", None)
     if handle:
         return f"the config of --albert_hub_module_handle={handle}"
+    if not opts.albert_config_file and _hf_init_checkpoint(opts):
+        return f"the config.json of --init_checkpoint={opts.init_checkpoint}"
     return f"--albert_config_file={opts.albert_config_file}"
 
 
@@ -38,7 +58,10 @@ def tokenizer_source(opts: Any) -> str:
         return f"--spm_model_file={spm_model_file}"
     if vocab_file:
         return f"--vocab_file={vocab_file}"
-    return f"the SentencePiece model of --albert_hub_module_handle={opts.albert_hub_module_handle}"
+    if getattr(opts, "albert_hub_module_handle", None):
+        return ("the SentencePiece model of "
+                f"--albert_hub_module_handle={opts.albert_hub_module_handle}")
+    return f"the spiece.model of --init_checkpoint={opts.init_checkpoint}"
 
 
 def check_vocab_fits(config: AlbertConfig, tokenizer: FullTokenizer, opts: Any) -> None:
@@ -48,3 +71,74 @@ def check_vocab_fits(config: AlbertConfig, tokenizer: FullTokenizer, opts: Any) 
             f"{tokenizer_source(opts)} has {tokenizer.vocab_size} pieces but vocab_size is "
             f"{config.vocab_size} in {config_source(opts)}: ids >= {config.vocab_size} would "
             f"index past the embedding table; use the config and vocabulary of one model")
+
+
+def checkpoint_error(flag: str, path: str, error: Exception) -> PreflightError:
+    """One line `--flag=path: what is wrong` (the loaders' messages name the file they read)."""
+    text = str(error).strip()
+    message = text.splitlines()[0] if text else type(error).__name__
+    if message.startswith(f"{path}: "):
+        message = message[len(path) + 2:]
+    return PreflightError(f"--{flag}={path}: {message}")
+
+
+@contextlib.contextmanager
+def checkpoint_errors(flag: str, path: str) -> Iterator[None]:
+    """Re-raises what reading the checkpoint `path` of `--flag` fails with (missing, corrupt,
+    mismatched) as one PreflightError line naming the flag."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    try:
+        yield
+    except (FileNotFoundError, ValueError, tf.errors.OpError) as e:
+        # ValueError: CheckpointMismatchError, CheckpointFileError (an unreadable file).
+        raise checkpoint_error(flag, path, e) from None
+
+
+def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
+                          check: Callable[[Any, str], Any] | None = None,
+                          flag: str = "init_checkpoint") -> None:
+    """Raises PreflightError when `--init_checkpoint` (attribute `flag` of `opts`) is missing,
+    unreadable or does not fit the model `build_model()` makes; nothing when it is unset.
+
+    `check(model, path)` is the warm start's dry run (default: fine-tuning's
+    `check_initial_weights`: every encoder variable required, the head optional).
+    """
+    path = getattr(opts, flag, None)
+    if not path:
+        return
+    if getattr(opts, "albert_hub_module_handle", None):
+        raise PreflightError(
+            f"--{flag}={path} and --albert_hub_module_handle={opts.albert_hub_module_handle} "
+            "both give the initial weights; pass one of them")
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    from albert_tf.checkpoints import checkpoint_kind  # pylint: disable=import-outside-toplevel
+
+    if check is None:
+        from albert_tf.finetuning.warm_start import check_initial_weights as check
+    with checkpoint_errors(flag, path):
+        checkpoint_kind(path)  # a missing or unreadable path fails before any model is built
+    # Variables without values: no weights are allocated. Keras draws each initializer's
+    # seed from Python's `random`; its state is put back so the run's own model is
+    # initialised exactly as without the check (a seeded run gives the same numbers).
+    random_state = random.getstate()
+    try:
+        with tf.Graph().as_default():
+            model = build_model()
+            with checkpoint_errors(flag, path):
+                check(model, path)
+    finally:
+        random.setstate(random_state)
+
+
+def check_pretraining_init_checkpoint(config: AlbertConfig, opts: Any) -> None:
+    """`check_init_checkpoint` for run_pretraining: the pretrainer (MLM + SOP heads required,
+    as its warm start) with `opts.init_from_group0`."""
+    from albert_tf.models import AlbertPretrainer  # pylint: disable=import-outside-toplevel
+    from albert_tf.training.init_checkpoint import warm_start
+
+    check_init_checkpoint(
+        lambda: AlbertPretrainer(config), opts,
+        check=lambda model, path: warm_start(model, path, getattr(opts, "init_from_group0", False),
+                                             dry_run=True))

@@ -58,6 +58,8 @@ class FineTuningOptions:
     jit_compile: bool = False
     dtype: str = "float32"
     seed: int | None = None
+    clip_norm_mode: str = "original"
+    recompute_grad: bool = False
     # Length-bucketed batches (`bucketing`); None: on, except on TPU.
     bucket_by_length: bool | None = None
 
@@ -128,7 +130,8 @@ class FineTuningRun(abc.ABC):
             save_checkpoints_steps=opts.save_checkpoints_steps,
             keep_checkpoint_max=keep_checkpoint_max, log_steps=opts.log_steps,
             gradient_accumulation_steps=opts.gradient_accumulation_steps,
-            jit_compile=opts.jit_compile, dtype=opts.dtype)
+            jit_compile=opts.jit_compile, dtype=opts.dtype, clip_norm_mode=opts.clip_norm_mode,
+            recompute_grad=opts.recompute_grad)
         optimizer_fn = None
         if opts.do_train:
             def optimizer_fn():

@@ -17,7 +17,7 @@ from absl import logging
 
 from albert_tf.finetuning.metrics import mean_of_batch_means
 from albert_tf.finetuning.model_source import task_config, task_tokenizer
-from albert_tf.finetuning.preflight import check_vocab_fits
+from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.run import FineTuningError, FineTuningRun, FixedStepOptions
 from albert_tf.finetuning.warm_start import RestoreReport
 from albert_tf.glue import records
@@ -73,10 +73,6 @@ def _validate(opts: GlueRunOptions, task: GlueTask) -> None:
     if not (opts.do_train or opts.do_eval or opts.do_predict or opts.export_dir):
         raise GlueRunError("at least one of do_train, do_eval, do_predict or export_dir is "
                            "required")
-    if not opts.albert_config_file and not opts.albert_hub_module_handle:
-        raise GlueRunError("albert_config_file is required unless albert_hub_module_handle is set")
-    if not opts.spm_model_file and not opts.vocab_file and not opts.albert_hub_module_handle:
-        raise GlueRunError("spm_model_file (SentencePiece) or vocab_file (WordPiece) is required")
     if opts.optimizer not in OPTIMIZER_NAMES:
         raise GlueRunError(f"optimizer must be one of {', '.join(OPTIMIZER_NAMES)}, "
                            f"got {opts.optimizer!r}")
@@ -104,13 +100,17 @@ class GlueRun(FineTuningRun):
         self.task = get_task(opts.task_name)
         _validate(opts, self.task)
         # With --albert_hub_module_handle: the export's config and SentencePiece model (Q21).
-        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle)
+        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle,
+                                  opts.init_checkpoint)
         if opts.max_seq_length > self.config.max_position_embeddings:
             raise GlueRunError(f"max_seq_length {opts.max_seq_length} exceeds the model's "
                                f"max_position_embeddings {self.config.max_position_embeddings}")
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
-                                        opts.albert_hub_module_handle)
+                                        opts.albert_hub_module_handle, opts.init_checkpoint)
         check_vocab_fits(self.config, self.tokenizer, opts)
+        model_fn = classifier_model_fn(self.config, self.task.num_labels,
+                                       opts.albert_hub_module_handle)
+        check_init_checkpoint(model_fn, opts)
         self.processor = GlueProcessor(self.task, self.tokenizer.uses_sentencepiece,
                                        opts.do_lower_case)
         self.result = GlueRunResult(eval_results=self.eval_results)
@@ -123,8 +123,6 @@ class GlueRun(FineTuningRun):
             logging.info("%s %s: %d examples", self.task.name, split, len(examples))
         self.records = {split: self._records(split) for split in wanted}
         self.buckets = self.length_buckets(opts.max_seq_length)
-        model_fn = classifier_model_fn(self.config, self.task.num_labels,
-                                       opts.albert_hub_module_handle)
         self.setup(model_fn, glue_objective(self.task), self.task.metric_key,
                    num_train_steps=opts.train_step, num_warmup_steps=opts.warmup_step,
                    optimizer_name=opts.optimizer, keep_checkpoint_max=KEEP_ALL_CHECKPOINTS)

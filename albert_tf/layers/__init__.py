@@ -1,6 +1,6 @@
 """Keras layers of ALBERT, each usable in your own functional model."""
 
-from albert_tf.layers.activations import gelu_tanh, get_activation
+from albert_tf.layers.activations import gelu_exact, gelu_tanh, get_activation
 from albert_tf.layers.attention import AttentionSublayer, attention_mask_bias
 from albert_tf.layers.embedding import AlbertEmbedding
 from albert_tf.layers.feed_forward import FeedForwardSublayer
@@ -11,5 +11,6 @@ from albert_tf.layers.transformer import SharedTransformerStack, TransformerBloc
 __all__ = [
     "AlbertEmbedding", "AttentionSublayer", "ClassificationHead", "FeedForwardSublayer",
     "LAYER_NORM_EPSILON", "MaskedLMHead", "Pooler", "SharedTransformerStack", "TransformerBlock",
-    "attention_mask_bias", "gather_positions", "gelu_tanh", "get_activation", "layer_norm",
+    "attention_mask_bias", "gather_positions", "gelu_exact", "gelu_tanh", "get_activation",
+    "layer_norm",
 ]

@@ -1,4 +1,9 @@
-"""Activation lookup by the original's names (spec §2.8)."""
+"""Activation lookup by the original's names (spec §2.8), plus the exact GELU.
+
+The original's "gelu" is the tanh approximation (Q1). "gelu_exact" is the erf form, which
+Hugging Face calls "gelu" and several released HF ALBERT configs use; we need it to load
+those checkpoints with HF's outputs (the name map lives in `albert_tf.config`).
+"""
 
 from __future__ import annotations
 
@@ -12,17 +17,24 @@ def gelu_tanh(x):
     return keras.activations.gelu(x, approximate=True)
 
 
+def gelu_exact(x):
+    """GELU, exact: x·Φ(x) with the erf form of Φ (HF's "gelu"; not in the original release)."""
+    return keras.activations.gelu(x, approximate=False)
+
+
 def _identity(x):
     return x
 
 
 _ACTIVATIONS: dict[str, Callable] = {
     "gelu": gelu_tanh,
+    "gelu_exact": gelu_exact,
     "relu": keras.activations.relu,
     "tanh": keras.activations.tanh,
     "linear": _identity,
     "": _identity,
 }
+ACTIVATION_NAMES = tuple(name for name in _ACTIVATIONS if name)
 
 
 def get_activation(name: str | Callable | None) -> Callable:
@@ -33,5 +45,6 @@ def get_activation(name: str | Callable | None) -> Callable:
         return name
     key = str(name).lower()
     if key not in _ACTIVATIONS:
-        raise ValueError(f"unknown activation {name!r}; expected one of gelu, relu, tanh, linear")
+        raise ValueError(f"unknown activation {name!r}; expected one of "
+                         f"{', '.join(ACTIVATION_NAMES)}")
     return _ACTIVATIONS[key]

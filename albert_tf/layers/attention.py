@@ -12,6 +12,7 @@ from typing import Any
 import keras
 from keras import ops
 
+from albert_tf.layers.dropout import apply_dropout
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import layer_norm
 
@@ -30,7 +31,8 @@ def attention_mask_bias(input_mask):
 class AttentionSublayer(keras.layers.Layer):
     """Multi-head self-attention → output dense → dropout → LayerNorm(out + input).
 
-    Call with `x` [B, S, H] and the 0/1 `input_mask` [B, S] of real (1) and padded (0) keys.
+    Call with `x` [B, S, H] and the 0/1 `input_mask` [B, S] of real (1) and padded (0) keys;
+    `dropout_seeds` (one per `dropout_layers`, from `dropout.draw_seeds`) fixes the masks.
     """
 
     def __init__(
@@ -71,12 +73,18 @@ class AttentionSublayer(keras.layers.Layer):
         self.layer_norm.build((None, None, self.hidden_size))
         self.built = True
 
+    @property
+    def dropout_layers(self) -> tuple[keras.layers.Dropout, ...]:
+        """The dropouts on the attention probabilities and on the output, in call order."""
+        return (self.probs_dropout, self.output_dropout)
+
     def _split_heads(self, x, batch, seq):
         """[B, S, N·D] → [B, N, S, D] (column n·D + d is head n, dim d, as the original)."""
         x = ops.reshape(x, (batch, seq, self.num_attention_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))
 
-    def call(self, x, input_mask=None, training=None):
+    def call(self, x, input_mask=None, training=None, dropout_seeds=None):
+        probs_seed, output_seed = dropout_seeds or (None, None)
         shape = ops.shape(x)
         batch, seq = shape[0], shape[1]
         # The dense layers see tokens as rows, [B·S, H]: on a rank-2 input TF's oneDNN
@@ -92,10 +100,11 @@ class AttentionSublayer(keras.layers.Layer):
             # Built here in float32: a float bias passed in would be autocast to half precision.
             scores = scores + attention_mask_bias(input_mask)
         probs = ops.softmax(scores, axis=-1)  # float32 under any policy
-        probs = self.probs_dropout(ops.cast(probs, self.compute_dtype), training=training)
+        probs = apply_dropout(self.probs_dropout, ops.cast(probs, self.compute_dtype), training,
+                              probs_seed)
         context = ops.matmul(probs, v)  # [B, N, S, D]
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_size))
-        out = self.output_dropout(self.output_dense(context), training=training)
+        out = apply_dropout(self.output_dropout, self.output_dense(context), training, output_seed)
         out = self.layer_norm(ops.cast(out, "float32") + ops.cast(tokens, "float32"))
         return ops.reshape(ops.cast(out, self.compute_dtype), shape)
 

@@ -12,13 +12,17 @@ import keras
 from keras import ops
 
 from albert_tf.layers.activations import get_activation
+from albert_tf.layers.dropout import apply_dropout
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import layer_norm
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class FeedForwardSublayer(keras.layers.Layer):
-    """dense(H→I, act) → dense(I→H) → dropout → LayerNorm(out + input)."""
+    """dense(H→I, act) → dense(I→H) → dropout → LayerNorm(out + input).
+
+    `dropout_seeds` (one per `dropout_layers`, from `dropout.draw_seeds`) fixes the mask.
+    """
 
     def __init__(
         self,
@@ -49,10 +53,17 @@ class FeedForwardSublayer(keras.layers.Layer):
         self.layer_norm.build((None, None, self.hidden_size))
         self.built = True
 
-    def call(self, x, training=None):
+    @property
+    def dropout_layers(self) -> tuple[keras.layers.Dropout, ...]:
+        """The one dropout, on the output (none inside, as the original)."""
+        return (self.dropout,)
+
+    def call(self, x, training=None, dropout_seeds=None):
+        (seed,) = dropout_seeds or (None,)
         shape = ops.shape(x)
         tokens = ops.reshape(x, (-1, self.hidden_size))  # rank 2: fused MatMul+bias+gelu, as attention
-        out = self.dropout(self.output_dense(self.intermediate(tokens)), training=training)
+        out = apply_dropout(self.dropout, self.output_dense(self.intermediate(tokens)), training,
+                            seed)
         out = self.layer_norm(ops.cast(out, "float32") + ops.cast(tokens, "float32"))
         return ops.reshape(ops.cast(out, self.compute_dtype), shape)
 

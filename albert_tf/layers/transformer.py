@@ -1,8 +1,10 @@
 """The ALBERT block and the shared encoder stack (cross-layer parameter sharing).
 
-Layer i uses parameter group int(i/L·G); each group holds `inner_group_num` blocks applied
-in order, and every block application is one entry of `encoder_outputs` (spec §2.3, §2.6).
-Sharing is literal: a shared sublayer is the same Keras layer object called again.
+Layer i uses parameter group int(i/L·G) (`config.layer_group`); each group holds
+`inner_group_num` blocks applied in order, and every block application is one entry of
+`encoder_outputs` (faithfulness §2.3, §2.6). Sharing is literal: a shared sublayer is the
+same Keras layer object called again. With `recompute_grad` set, each block application keeps
+only its input for the backward pass and recomputes the rest (same dropout masks).
 """
 
 from __future__ import annotations
@@ -10,18 +12,44 @@ from __future__ import annotations
 from typing import Any
 
 import keras
+import tensorflow as tf
 
-from albert_tf.config import SHARING_MODES
+from albert_tf.config import SHARING_MODES, layer_group
 from albert_tf.layers.attention import AttentionSublayer
+from albert_tf.layers.dropout import draw_seeds
 from albert_tf.layers.feed_forward import FeedForwardSublayer
+
+
+def apply_block(attention: AttentionSublayer, feed_forward: FeedForwardSublayer, x,
+                input_mask=None, training=None, recompute: bool = False):
+    """feed_forward(attention(x)): one block application.
+
+    With `recompute` (and training), the block runs under `tf.recompute_grad`: its inner
+    activations are dropped after the forward pass and recomputed for the gradients. The
+    dropout seeds are drawn once, outside, so both runs use the masks the plain call would.
+    """
+    if not (recompute and training):
+        return feed_forward(attention(x, input_mask, training=training), training=training)
+    attention_seeds = draw_seeds(attention.dropout_layers)
+    feed_forward_seeds = draw_seeds(feed_forward.dropout_layers)
+
+    def block(inputs):
+        hidden = attention(inputs, input_mask, training=True, dropout_seeds=attention_seeds)
+        return feed_forward(hidden, training=True, dropout_seeds=feed_forward_seeds)
+
+    return tf.recompute_grad(block)(x)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class TransformerBlock(keras.layers.Layer):
     """One post-LN ALBERT block: attention sublayer, then feed-forward sublayer.
 
-    Call with `x` [B, S, H] and the 0/1 `input_mask` [B, S].
+    Call with `x` [B, S, H] and the 0/1 `input_mask` [B, S]. Equal to a one-layer
+    `SharedTransformerStack`; the stack calls the two sublayers itself, because sharing
+    modes "attention" and "ffn" share one without the other.
     """
+
+    recompute_grad = False  # runtime switch (not saved): see `SharedTransformerStack`
 
     def __init__(self, hidden_size: int, num_attention_heads: int, intermediate_size: int,
                  hidden_act: str = "gelu", initializer_range: float = 0.02,
@@ -46,8 +74,8 @@ class TransformerBlock(keras.layers.Layer):
         self.built = True
 
     def call(self, x, input_mask=None, training=None):
-        x = self.attention(x, input_mask, training=training)
-        return self.feed_forward(x, training=training)
+        return apply_block(self.attention, self.feed_forward, x, input_mask, training,
+                           self.recompute_grad)
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
@@ -65,7 +93,13 @@ class SharedTransformerStack(keras.layers.Layer):
     ones under `layer_{i}/inner_group_{k}` (our extension; see `checkpoints`).
 
     Returns the list of all L·K block outputs; the last is the sequence output.
+
+    `recompute_grad` (a runtime switch, not part of the config or the weights; the training
+    loop sets it from --recompute_grad) recomputes each block's activations in the backward
+    pass: memory for L·K block inputs instead of all their activations.
     """
+
+    recompute_grad = False
 
     def __init__(self, hidden_size: int, num_hidden_layers: int, num_attention_heads: int,
                  intermediate_size: int, num_hidden_groups: int = 1, inner_group_num: int = 1,
@@ -102,7 +136,7 @@ class SharedTransformerStack(keras.layers.Layer):
             return scopes.index(scope)
 
         for i in range(num_hidden_layers):
-            group = int(i / num_hidden_layers * num_hidden_groups)  # float form, spec §2.3
+            group = layer_group(i, num_hidden_layers, num_hidden_groups)
             for k in range(inner_group_num):
                 shared, own = f"group_{group}/inner_group_{k}", f"layer_{i}/inner_group_{k}"
                 a = sublayer(shared if share_attention else own, self.attention_scopes,
@@ -132,8 +166,8 @@ class SharedTransformerStack(keras.layers.Layer):
     def call(self, x, input_mask=None, training=None):
         outputs = []
         for a, f in self.schedule:
-            x = self.attention_layers[a](x, input_mask, training=training)
-            x = self.feed_forward_layers[f](x, training=training)
+            x = apply_block(self.attention_layers[a], self.feed_forward_layers[f], x, input_mask,
+                            training, self.recompute_grad)
             outputs.append(x)
         return outputs
 

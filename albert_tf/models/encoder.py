@@ -48,9 +48,10 @@ class AlbertEncoder(keras.Model):
             dropout_rate=config.hidden_dropout_prob,
             name="embeddings",
         )
-        # E→H projection exists only when the widths differ (spec §2.2).
+        # E→H projection exists only when the widths differ (spec §2.2), or when a model
+        # converted from Hugging Face (which always has it) keeps it at E = H.
         projection = None
-        if config.embedding_size != config.hidden_size:
+        if config.has_embedding_projection:
             projection = keras.layers.Dense(
                 config.hidden_size, kernel_initializer=truncated_normal(config.initializer_range),
                 name="embedding_projection")

@@ -25,7 +25,7 @@ from absl import logging
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
 from albert_tf.finetuning.objective import classification_objective
-from albert_tf.finetuning.preflight import check_vocab_fits
+from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.records import eval_dataset, train_dataset_fn
 from albert_tf.finetuning.run import FineTuningError, FineTuningRun, FixedStepOptions
 from albert_tf.models import AlbertMultipleChoice
@@ -117,13 +117,15 @@ class RaceRun(FineTuningRun):
         _validate(opts)
         self.levels = levels_to_read(opts.high_only, opts.middle_only)
         self.config: AlbertConfig = task_config(opts.albert_config_file,
-                                                opts.albert_hub_module_handle)
+                                                opts.albert_hub_module_handle, opts.init_checkpoint)
         if opts.max_seq_length > self.config.max_position_embeddings:
             raise RaceRunError(f"max_seq_length {opts.max_seq_length} exceeds the model's "
                                f"max_position_embeddings {self.config.max_position_embeddings}")
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
-                                        opts.albert_hub_module_handle)
+                                        opts.albert_hub_module_handle, opts.init_checkpoint)
         check_vocab_fits(self.config, self.tokenizer, opts)
+        model_fn = task_model_fn(self._build_model, self.config, opts.albert_hub_module_handle)
+        check_init_checkpoint(model_fn, opts)
         self.result = RaceRunResult()
         # Read every split first: bad input stops the run before anything is written.
         wanted = [PHASE_SPLITS[phase] for phase, on in (
@@ -139,10 +141,9 @@ class RaceRun(FineTuningRun):
         self.records = {split: self._records(split) for split in wanted}
         self.decode = records.race_decoder(opts.max_seq_length)
         self.buckets = self.length_buckets(opts.max_seq_length)  # by the longest option
-        self.setup(task_model_fn(self._build_model, self.config, opts.albert_hub_module_handle),
-                   classification_objective(), METRIC_KEY, num_train_steps=opts.train_step,
-                   num_warmup_steps=opts.warmup_step, optimizer_name="adamw",
-                   keep_checkpoint_max=opts.num_keep_checkpoint)
+        self.setup(model_fn, classification_objective(), METRIC_KEY,
+                   num_train_steps=opts.train_step, num_warmup_steps=opts.warmup_step,
+                   optimizer_name="adamw", keep_checkpoint_max=opts.num_keep_checkpoint)
 
     # ----- inputs -----
     def _records(self, split: str) -> str:

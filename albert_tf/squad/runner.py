@@ -27,7 +27,7 @@ from absl import logging
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.bucketing import LengthBuckets
 from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
-from albert_tf.finetuning.preflight import check_vocab_fits
+from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.run import FineTuningError, FineTuningOptions, FineTuningRun
 from albert_tf.finetuning.warm_start import RestoreReport
 from albert_tf.models.span_labeler import AlbertSpanLabeler
@@ -122,12 +122,15 @@ class SquadRun(FineTuningRun):
     def __init__(self, opts: SquadRunOptions, strategy: tf.distribute.Strategy | None = None):
         super().__init__(opts, strategy)
         # With --albert_hub_module_handle the export carries its config and tokenizer.
-        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle)
+        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle,
+                                  opts.init_checkpoint)
         _validate(opts, self.config)
         self.result = SquadRunResult(eval_results=self.eval_results)
         self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
-                                        opts.albert_hub_module_handle)
+                                        opts.albert_hub_module_handle, opts.init_checkpoint)
         check_vocab_fits(self.config, self.tokenizer, opts)
+        model_fn = task_model_fn(self._build_model, self.config, opts.albert_hub_module_handle)
+        check_init_checkpoint(model_fn, opts)
         self.builder = FeatureBuilder(self.tokenizer, opts.max_seq_length, opts.doc_stride,
                                       opts.max_query_length, opts.do_lower_case)
         v2 = opts.version_2_with_negative
@@ -149,8 +152,7 @@ class SquadRun(FineTuningRun):
         num_train_steps = self._num_train_steps()
         self.result.num_train_steps = num_train_steps
         self.buckets = self._length_buckets()
-        self.setup(task_model_fn(self._build_model, self.config, opts.albert_hub_module_handle),
-                   squad_objective(v2), METRIC_KEY, num_train_steps=num_train_steps,
+        self.setup(model_fn, squad_objective(v2), METRIC_KEY, num_train_steps=num_train_steps,
                    num_warmup_steps=int(num_train_steps * opts.warmup_proportion),
                    optimizer_name="adamw",  # the original always uses AdamW here
                    predict_outputs=V2_OUTPUTS if v2 else V1_OUTPUTS,

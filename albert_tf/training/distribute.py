@@ -84,3 +84,25 @@ def get_strategy(name: str | None = None, num_gpus: int | None = None, *,
 def is_chief(strategy: tf.distribute.Strategy) -> bool:
     """True on the worker that writes checkpoints, summaries and results."""
     return bool(strategy.extended.should_checkpoint)
+
+
+def input_context(strategy: tf.distribute.Strategy) -> tf.distribute.InputContext:
+    """This worker's InputContext: one input pipeline per worker, replicas in sync.
+
+    Workers are numbered chief first, then `worker` tasks, as TF_CONFIG lists them.
+    """
+    num_workers, index = 1, 0
+    resolver = getattr(strategy, "cluster_resolver", None)
+    spec = resolver.cluster_spec().as_dict() if resolver is not None else {}
+    if spec.get("worker") or spec.get("chief"):
+        chiefs = len(spec.get("chief", []))
+        num_workers = chiefs + len(spec.get("worker", []))
+        index = 0 if resolver.task_type == "chief" else chiefs + int(resolver.task_id or 0)
+    return tf.distribute.InputContext(num_workers, index, strategy.num_replicas_in_sync)
+
+
+def uses_one_hot_lookups(strategy: tf.distribute.Strategy) -> bool:
+    """True on TPUs, where the original looks words up by one-hot matmul
+    (`use_one_hot_embeddings=FLAGS.use_tpu`), so its embedding gradients are dense (Q35)."""
+    return isinstance(strategy, (tf.distribute.TPUStrategy,
+                                 tf.distribute.experimental.TPUStrategy))

@@ -1,8 +1,9 @@
 """absl flags every run_* script shares, and the runtime set-up they drive.
 
-Our additions to the original scripts: strategy, dtype, XLA, accumulation, seeding and
-logging cadence; plus the original's TPU plumbing flags (spec §6.1). Choices are
-DEFINE_enum, so a typo is a usage error rather than a silent fallback.
+Our additions to the original scripts: strategy, dtype, XLA, accumulation, seeding,
+logging cadence, clip-norm mode and recomputation; plus the original's TPU plumbing flags
+(spec §6.1). Choices are DEFINE_enum, so a typo is a usage error rather than a silent
+fallback.
 
 Example (in a run_* script):
     >>> from albert_tf.training import flags as training_flags
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from absl import flags, logging
 
-from albert_tf.training.choices import DTYPE_POLICIES, STRATEGIES
+from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES, STRATEGIES
 
 if TYPE_CHECKING:
     import tensorflow as tf
@@ -34,7 +35,8 @@ def _define_once(definer, name: str, *args, flag_values: flags.FlagValues, **kwa
 
 def define_training_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     """--distribution_strategy, --num_gpus, --dtype, --jit_compile,
-    --gradient_accumulation_steps, --seed, --deterministic, --log_steps (idempotent)."""
+    --gradient_accumulation_steps, --seed, --deterministic, --log_steps, --clip_norm_mode,
+    --recompute_grad (idempotent)."""
     define = functools.partial(_define_once, flag_values=flag_values)
     define(flags.DEFINE_enum, "distribution_strategy", None, list(STRATEGIES),
            "tf.distribute strategy. Default: mirrored when GPUs are visible, else "
@@ -57,6 +59,14 @@ def define_training_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
            "Enable TensorFlow op determinism (slower; needs --seed for repeatability).")
     define(flags.DEFINE_integer, "log_steps", 100,
            "Log (and write TensorBoard scalars) every this many steps.", lower_bound=1)
+    define(flags.DEFINE_enum, "clip_norm_mode", "original", list(CLIP_NORM_MODES),
+           "Global norm of the clip at 1.0: 'original' counts the word-embedding gradient "
+           "once per token occurrence where the original does (fine-tuning off TPU, Q35); "
+           "'dense' uses the norm of the summed gradient everywhere.")
+    define(flags.DEFINE_bool, "recompute_grad", False,
+           "Recompute each transformer block's activations in the backward pass instead of "
+           "keeping them: much less memory at long sequences, for about one more forward "
+           "pass of time.")
 
 
 def define_tpu_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:

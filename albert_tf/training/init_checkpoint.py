@@ -1,4 +1,5 @@
-"""--init_checkpoint: warm start from an original TF1 checkpoint or one of ours (spec §3.5).
+"""--init_checkpoint: warm start from an original TF1 checkpoint, a Hugging Face directory or
+one of ours (spec §3.5), through `checkpoints.load_checkpoint`.
 
 Only model weights are read; optimizer slots and the step start fresh, as the original.
 `init_from_group0` gives every transformer group the weights of group 0 when the checkpoint
@@ -16,12 +17,11 @@ import keras
 from absl import logging
 
 from albert_tf import checkpoints
-from albert_tf.training.checkpointing import load_model_weights
 
-# Original names of every transformer group but group 0: allowed to be missing under
-# init_from_group0 (fnmatch; `[!0]` / `?*` cover group_1 … group_10 … but not group_0).
-_OTHER_GROUPS = ("bert/encoder/transformer/group_[!0]*/*", "bert/encoder/transformer/group_0?*/*",
-                 "bert/encoder/transformer/layer_*/*")
+
+def glob_escape(name: str) -> str:
+    """`name` as an fnmatch pattern matching only itself."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 def _encoder(model: keras.Model) -> Any:
@@ -51,26 +51,39 @@ def copy_group0_to_missing(model: keras.Model, missing_variable_ids: set[int]) -
     return filled
 
 
+def other_group_names(model: keras.Model, kind: str) -> list[str]:
+    """Names (in the format of `kind`) of the attention/FFN weights outside group 0: those
+    init_from_group0 fills, so the checkpoint may lack them."""
+    stack = _encoder(model).transformer
+    layers = [layer for scopes, group in ((stack.attention_scopes, stack.attention_layers),
+                                          (stack.feed_forward_scopes, stack.feed_forward_layers))
+              for scope, layer in zip(scopes, group) if not scope.startswith("group_0/")]
+    ids = {id(w) for layer in layers for w in layer.weights}
+    return [name for name, variable in checkpoints.named_variables(model, kind).items()
+            if id(variable) in ids]
+
+
 def warm_start(model: keras.Model, path: str, init_from_group0: bool = False,
-               allow_missing: Sequence[str] = ()) -> None:
-    """Loads model weights from `path` (original TF1 checkpoint or ours), logging each.
+               allow_missing: Sequence[str] = (), dry_run: bool = False) -> None:
+    """Loads model weights from `path` (original TF1, Hugging Face or ours), logging each.
 
     Args:
         model: AlbertPretrainer or a task model with `.encoder`.
-        path: checkpoint prefix, or a directory (its latest checkpoint).
+        path: checkpoint prefix, a directory (its latest checkpoint) or an HF directory.
         init_from_group0: groups absent from the checkpoint start from group 0 (§3.5).
-        allow_missing: model parts / TF1 name globs an original checkpoint may lack (e.g.
+        allow_missing: model parts / name globs an original or HF checkpoint may lack (e.g.
             a fine-tuning head); our checkpoints always allow missing variables (logged).
+        dry_run: compare names and shapes only (the same errors); assign nothing.
     """
-    if checkpoints.is_original_checkpoint(path):
-        allow = list(allow_missing) + (list(_OTHER_GROUPS) if init_from_group0 else [])
-        report = checkpoints.load_original_checkpoint(model, path, allow_missing=allow)
-        names = checkpoints.variable_map(model)
-        missing_ids = {id(names[n]) for n in report.missing}
-    else:
-        _, missing = load_model_weights(model, checkpoints.resolve_checkpoint_path(path))
-        by_key = {getattr(v, "path", v.name): v for v in model.trainable_variables}
-        missing_ids = {id(by_key[k]) for k in missing if k in by_key}
+    kind = checkpoints.checkpoint_kind(path)
+    allow = list(allow_missing) if kind != "tf2" else ["*"]
+    if init_from_group0:
+        allow += [glob_escape(n) for n in other_group_names(model, kind)]
+    if dry_run:
+        checkpoints.validate_checkpoint(model, path, allow_missing=allow)
+        return
+    report = checkpoints.load_checkpoint(model, path, allow_missing=allow)
+    missing_ids = {id(report.targets[n]) for n in report.missing}
     if init_from_group0:
         filled = copy_group0_to_missing(model, missing_ids)
         logging.info("init_from_group0: %s", ", ".join(filled) if filled else

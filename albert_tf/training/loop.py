@@ -2,9 +2,10 @@
 
 It replaces the original's TPUEstimator (spec §6): strategy scope and distributed input,
 a tf.function running `iterations_per_loop` steps per call, gradient accumulation,
-cross-replica gradient summation, clipping by global norm 1.0 (spec §6.3), dynamic loss
-scaling for float16, checkpoints with automatic resume, a stop on a non-finite loss,
-absl logs + TensorBoard scalars, and `eval_results.txt` written as the original does.
+cross-replica gradient summation, clipping by global norm 1.0 with the original's norm
+(faithfulness §6.3, Q35), optional recomputation of block activations in the backward pass,
+dynamic loss scaling for float16, checkpoints with automatic resume, a stop on a non-finite
+loss, absl logs + TensorBoard scalars, and `eval_results.txt` written as the original does.
 
 Tasks supply a model-building function, an `Objective` (loss + metrics), an optimizer
 function and dataset functions `fn(tf.distribute.InputContext) -> tf.data.Dataset`
@@ -24,12 +25,14 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.training.choices import DTYPE_POLICIES
+from albert_tf.training import distribute
+from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES
 from albert_tf.training.checkpointing import TrainingCheckpoint, keyed_variables
-from albert_tf.training.distribute import is_chief
+from albert_tf.training.clipping import OccurrenceNormRule, clip_by_norm, global_norm
 from albert_tf.training.errors import NonFiniteLossError
 from albert_tf.training.objective import Objective
-from albert_tf.training.optimizers import matches_any
+from albert_tf.training.optimizers import (LoopOptimizer, learning_rate_at, matches_any,
+                                           prepare_for_loop)
 from albert_tf.training.summaries import write_scalars
 
 EVAL_RESULTS_FILE = "eval_results.txt"
@@ -42,6 +45,10 @@ class LoopConfig:
 
     `train_batch_size` is the global batch of one optimizer step; with
     `gradient_accumulation_steps` = k it is computed as k micro-batches per replica.
+    `clip_norm_mode`: "original" counts the word-embedding gradient per token occurrence
+    where the original does (Q35), "dense" uses the summed gradient's norm.
+    `recompute_grad`: recompute each transformer block's activations in the backward pass
+    (less memory, more time) in every layer of the model that offers it.
     """
 
     output_dir: str
@@ -55,6 +62,8 @@ class LoopConfig:
     jit_compile: bool = False
     dtype: str = "float32"
     clip_norm: float | None = 1.0
+    clip_norm_mode: str = "original"
+    recompute_grad: bool = False
     # Variable-path regexes left untrained (the original's `excluded_tvars`, Q16 fixed).
     frozen_variable_patterns: Sequence[str] = ()
 
@@ -62,6 +71,9 @@ class LoopConfig:
         """Raises ValueError naming the first inconsistent setting."""
         if self.dtype not in DTYPE_POLICIES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPE_POLICIES)}, got {self.dtype!r}")
+        if self.clip_norm_mode not in CLIP_NORM_MODES:
+            raise ValueError(f"clip_norm_mode must be one of {', '.join(CLIP_NORM_MODES)}, "
+                             f"got {self.clip_norm_mode!r}")
         for name in ("iterations_per_loop", "save_checkpoints_steps", "keep_checkpoint_max",
                      "log_steps", "gradient_accumulation_steps", "train_batch_size"):
             if getattr(self, name) < 1:
@@ -103,6 +115,26 @@ def _split(structure: Any, index: tf.Tensor, parts: int) -> Any:
     return tf.nest.map_structure(take, structure)
 
 
+def enable_recompute(model: keras.Model) -> int:
+    """Sets `recompute_grad = True` on every layer of `model` (nested models included)
+    that has that attribute (AlbertEncoder's transformer stack); returns how many.
+
+    Raises ValueError when no layer offers recomputation.
+    """
+    def walk(layer):
+        for child in getattr(layer, "layers", ()):
+            yield child
+            yield from walk(child)
+
+    stacks = {id(layer): layer for layer in walk(model) if hasattr(layer, "recompute_grad")}
+    if not stacks:
+        raise ValueError(f"recompute_grad: no layer of {model.name} supports recomputation "
+                         "(an encoder loaded from a SavedModel/TF-Hub export cannot)")
+    for layer in stacks.values():
+        layer.recompute_grad = True
+    return len(stacks)
+
+
 def _format(logs: Mapping[str, float]) -> str:
     return ", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}"
                      for k, v in logs.items())
@@ -141,10 +173,12 @@ class Trainer:
         self.callbacks = list(callbacks)
         for callback in self.callbacks:
             callback.trainer = self
-        self._pre_divide = 1.0  # set by _build_optimizer
-        self._loss_scaled = False
+        self._loop_optimizer: LoopOptimizer | None = None
         config.validate(self.strategy.num_replicas_in_sync)
-        self.is_chief = is_chief(self.strategy)
+        self._norm_rule = OccurrenceNormRule(config.clip_norm_mode,
+                                             distribute.uses_one_hot_lookups(self.strategy))
+        self._per_occurrence: list[bool] = []  # which gradients count per occurrence (traced)
+        self.is_chief = distribute.is_chief(self.strategy)
         resolver = getattr(self.strategy, "cluster_resolver", None)
         self.worker_id = int(getattr(resolver, "task_id", 0) or 0)
 
@@ -153,6 +187,10 @@ class Trainer:
         try:
             with self.strategy.scope():
                 self.model = model_fn()
+                if config.recompute_grad:
+                    count = enable_recompute(self.model)
+                    logging.info("recompute_grad: %d transformer stack(s) recompute their "
+                                 "block activations in the backward pass", count)
                 self.trainable_variables = [
                     v for v in self.model.trainable_variables
                     if not matches_any(v, config.frozen_variable_patterns)]
@@ -176,43 +214,29 @@ class Trainer:
 
     # ----- construction -----
     def _build_optimizer(self, optimizer_fn: Callable[[], Any]):
-        optimizer = optimizer_fn()
-        inner = optimizer
-        if self.config.dtype == "float16" and not isinstance(
-                optimizer, keras.optimizers.LossScaleOptimizer):
-            optimizer = keras.optimizers.LossScaleOptimizer(inner)  # dynamic loss scaling
-        elif isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
-            inner = optimizer.inner_optimizer
-        if self.config.clip_norm:
-            if inner.clipnorm or inner.clipvalue or (
-                    inner.global_clipnorm and inner.global_clipnorm != self.config.clip_norm):
-                raise ValueError("the optimizer already clips gradients; the loop owns clipping "
-                                 "(LoopConfig.clip_norm)")
-            # Applied by the optimizer after loss-scale unscaling, on the summed gradient.
-            inner.global_clipnorm = self.config.clip_norm
-        # Our optimizers take the loop's cross-replica sum as is; others would sum again,
-        # so they get the sum divided by the replica count.
-        self._pre_divide = 1.0
-        if hasattr(inner, "aggregate_gradients"):
-            inner.aggregate_gradients = False
-        else:
-            self._pre_divide = 1.0 / self.strategy.num_replicas_in_sync
-        self._loss_scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+        self._loop_optimizer = prepare_for_loop(
+            optimizer_fn(), self.config.dtype, bool(self.config.clip_norm),
+            self.strategy.num_replicas_in_sync)
+        optimizer = self._loop_optimizer.optimizer
         optimizer.build(self.trainable_variables)
         return optimizer
 
     # ----- one step, per replica -----
     def _forward_backward(self, features, labels, normalizers):
-        """Loss share and gradients of one micro-batch (jit-compiled with --jit_compile)."""
+        """Loss share, dense gradients and the per-occurrence norm term (Q35) of one
+        micro-batch (jit-compiled with --jit_compile)."""
         with tf.GradientTape() as tape:
             outputs = self.model(features, training=True)
             loss = self.objective.loss(labels, outputs, normalizers)
-            scaled = self.optimizer.scale_loss(loss) if self._loss_scaled else loss
+            scaled = (self.optimizer.scale_loss(loss) if self._loop_optimizer.loss_scaled
+                      else loss)
         grads = tape.gradient(scaled, self.trainable_variables)
         # Dense gradients (embedding lookups give IndexedSlices): the original's optimizers
-        # update every row's moments, and dense tensors sum and all-reduce simply.
-        grads = [None if g is None else tf.convert_to_tensor(g) for g in grads]
-        return loss, grads, outputs
+        # update every row's moments, and dense tensors sum and all-reduce simply. Which
+        # ones count per occurrence is fixed by the graph, so it is recorded when traced.
+        grads, occurrence_sq, self._per_occurrence = self._norm_rule.split(
+            grads, self.trainable_variables)
+        return loss, grads, outputs, occurrence_sq
 
     def _replica_train_step(self, batch):
         features, labels = batch
@@ -221,30 +245,40 @@ class Trainer:
                                          self.objective.normalizers(labels))
         k = self.config.gradient_accumulation_steps
         if k == 1:
-            loss, grads, outputs = self._forward_backward_fn(features, labels, normalizers)
+            loss, grads, outputs, occurrence_sq = self._forward_backward_fn(
+                features, labels, normalizers)
             self.objective.update_metrics(self.train_metrics, labels, outputs)
         else:
             first_f, first_l = _split(features, 0, k), _split(labels, 0, k)
-            loss, grads, outputs = self._forward_backward_fn(first_f, first_l, normalizers)
+            loss, grads, outputs, occurrence_sq = self._forward_backward_fn(
+                first_f, first_l, normalizers)
             self.objective.update_metrics(self.train_metrics, first_l, outputs)
             present = [i for i, g in enumerate(grads) if g is not None]
             accumulated = [grads[i] for i in present]
             for index in tf.range(1, k):
                 micro_f, micro_l = _split(features, index, k), _split(labels, index, k)
-                micro_loss, micro_grads, micro_outputs = self._forward_backward_fn(
+                micro_loss, micro_grads, micro_outputs, micro_sq = self._forward_backward_fn(
                     micro_f, micro_l, normalizers)
                 self.objective.update_metrics(self.train_metrics, micro_l, micro_outputs)
                 loss += micro_loss
+                occurrence_sq += micro_sq  # every occurrence of every micro-batch counts
                 accumulated = [a + micro_grads[i] for a, i in zip(accumulated, present)]
             grads = [None] * len(grads)
             for a, i in zip(accumulated, present):
                 grads[i] = a
-        pairs = [(g, v) for g, v in zip(grads, self.trainable_variables) if g is not None]
-        summed = context.all_reduce(tf.distribute.ReduceOp.SUM, [g for g, _ in pairs])
-        if self._pre_divide != 1.0:
-            summed = [g * self._pre_divide for g in summed]
-        self.optimizer.apply(summed, [v for _, v in pairs])
-        return loss
+        present = [i for i, g in enumerate(grads) if g is not None]
+        *summed, occurrence_sq = context.all_reduce(
+            tf.distribute.ReduceOp.SUM, [grads[i] for i in present] + [occurrence_sq])
+        norm = global_norm(summed, [self._per_occurrence[i] for i in present], occurrence_sq)
+        if self._loop_optimizer.loss_scaled:  # gradients of the scaled loss: unscale the norm
+            norm = norm / tf.cast(self.optimizer.dynamic_scale, norm.dtype)
+        if self.config.clip_norm:
+            summed = clip_by_norm(summed, norm, self.config.clip_norm)
+        pre_divide = self._loop_optimizer.pre_divide
+        if pre_divide != 1.0:
+            summed = [g * pre_divide for g in summed]
+        self.optimizer.apply(summed, [self.trainable_variables[i] for i in present])
+        return loss, norm
 
     def _replica_eval_step(self, batch):
         features, labels = batch
@@ -265,18 +299,27 @@ class Trainer:
             loss_sum = tf.constant(0.0)
             last_loss = tf.constant(0.0)
             steps = tf.constant(0, tf.int64)
+            norm_sum = tf.constant(0.0)  # over steps with a finite norm (float16 skips others)
+            norm_steps = tf.constant(0.0)
             for _ in tf.range(num_steps):
                 # Each local replica takes the next per-replica batch, in replica order.
                 batch = strategy.experimental_distribute_values_from_function(
                     lambda _: next(iterator))
-                per_replica = strategy.run(self._replica_train_step, args=(batch,))
-                last_loss = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+                per_replica_loss, per_replica_norm = strategy.run(
+                    self._replica_train_step, args=(batch,))
+                last_loss = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica_loss,
+                                            axis=None)
                 if not tf.math.is_finite(last_loss):
                     break  # global_step stays at the failing step; the host raises
+                # Every replica computed the same global norm.
+                norm = strategy.reduce(tf.distribute.ReduceOp.MEAN, per_replica_norm, axis=None)
+                finite = tf.math.is_finite(norm)
+                norm_sum += tf.where(finite, norm, 0.0)
+                norm_steps += tf.cast(finite, tf.float32)
                 self.global_step.assign_add(1)
                 loss_sum += last_loss
                 steps += 1
-            return loss_sum, steps, last_loss
+            return loss_sum, steps, last_loss, norm_sum, norm_steps
 
         return train_loop
 
@@ -301,23 +344,19 @@ class Trainer:
     # ----- public API -----
     def input_context(self) -> tf.distribute.InputContext:
         """This worker's InputContext: one input pipeline per worker, replicas in sync."""
-        num_workers, index = 1, 0
-        resolver = getattr(self.strategy, "cluster_resolver", None)
-        spec = resolver.cluster_spec().as_dict() if resolver is not None else {}
-        if spec.get("worker") or spec.get("chief"):
-            chiefs = len(spec.get("chief", []))
-            num_workers = chiefs + len(spec.get("worker", []))
-            index = 0 if resolver.task_type == "chief" else chiefs + int(resolver.task_id or 0)
-        return tf.distribute.InputContext(num_workers, index, self.strategy.num_replicas_in_sync)
+        return distribute.input_context(self.strategy)
+
+    @property
+    def per_occurrence_variables(self) -> list[str]:
+        """Paths of the variables whose gradient the global norm counts per token occurrence
+        (Q35; known once a train step has been traced)."""
+        return [v.path for v, flagged in zip(self.trainable_variables, self._per_occurrence)
+                if flagged]
 
     def learning_rate(self, step: int | None = None) -> float:
         """The optimizer's learning rate at `step` (default: the current global step)."""
-        inner = getattr(self.optimizer, "inner_optimizer", self.optimizer)
-        schedule = getattr(inner, "_learning_rate", None)  # Keras keeps the schedule here
         step = int(self.global_step.numpy()) if step is None else step
-        if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
-            return float(schedule(step))
-        return float(inner.learning_rate)
+        return learning_rate_at(self.optimizer, step)
 
     def _metric_logs(self, metrics: Mapping[str, keras.metrics.Metric]) -> dict[str, float]:
         return {name: float(metric.result()) for name, metric in metrics.items()}
@@ -379,14 +418,17 @@ class Trainer:
         writer = self._summary_writer("train")
         logs: dict[str, float] = {}
         window_loss, window_steps, window_time = 0.0, 0, 0.0
+        window_norm, window_norm_steps = 0.0, 0.0
         last_saved = step if restored else None
+        norm_logged = False
         while step < total:
             def until(every: int) -> int:
                 return every - step % every
             n = min(cfg.iterations_per_loop, total - step, until(cfg.log_steps),
                     until(cfg.save_checkpoints_steps))
             start = time.perf_counter()
-            loss_sum, steps, last_loss = self._train_loop_fn(iterator, tf.constant(n, tf.int64))
+            loss_sum, steps, last_loss, norm_sum, norm_steps = self._train_loop_fn(
+                iterator, tf.constant(n, tf.int64))
             steps = int(steps)
             window_time += time.perf_counter() - start
             step = int(self.global_step.numpy())
@@ -397,12 +439,21 @@ class Trainer:
                     f"{self.checkpoint.latest() or '(none)'}; restart to resume from it.")
             window_loss += float(loss_sum)
             window_steps += steps
+            window_norm += float(norm_sum)
+            window_norm_steps += float(norm_steps)
+            if not norm_logged:
+                logging.info("Gradient clipping: global norm %s (clip_norm_mode=%s); per token "
+                             "occurrence: %s", cfg.clip_norm, cfg.clip_norm_mode,
+                             ", ".join(self.per_occurrence_variables) or "none")
+                norm_logged = True
             if step % cfg.log_steps == 0 or step == total:
-                logs = self._window_logs(step, window_loss, window_steps, window_time)
+                norm = window_norm / window_norm_steps if window_norm_steps else float("nan")
+                logs = self._window_logs(step, window_loss, window_steps, window_time, norm)
                 self._write_logs(writer, step, logs)
                 for metric in self.train_metrics.values():
                     metric.reset_state()
                 window_loss, window_steps, window_time = 0.0, 0, 0.0
+                window_norm, window_norm_steps = 0.0, 0.0
             if step % cfg.save_checkpoints_steps == 0 or step == total:
                 path = self.checkpoint.save(step)
                 last_saved = step
@@ -415,10 +466,14 @@ class Trainer:
         writer.flush()
         return logs
 
-    def _window_logs(self, step: int, loss: float, steps: int, seconds: float) -> dict[str, float]:
+    def _window_logs(self, step: int, loss: float, steps: int, seconds: float,
+                     gradient_norm: float) -> dict[str, float]:
+        """The logged scalars; `gradient_norm` is the window's mean global norm before
+        clipping (with --clip_norm_mode's norm)."""
         cfg = self.config
         rate = steps / seconds if seconds > 0 else 0.0
         logs = {"loss": loss / max(steps, 1), **self._metric_logs(self.train_metrics),
+                "gradient_norm": gradient_norm,
                 "learning_rate": self.learning_rate(step - 1 if step else 0),
                 "examples_per_second": rate * cfg.train_batch_size,
                 "steps_per_second": rate}

@@ -9,6 +9,7 @@ no neighbour is skipped. Slots are named `adam_m` / `adam_v` for both, as the or
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Sequence
 
@@ -224,3 +225,59 @@ def create_optimizer(name: str, learning_rate: float, num_train_steps: int,
                                      start_warmup_step, poly_power)
     return OPTIMIZERS[name](learning_rate=schedule, weight_decay_rate=weight_decay_rate,
                             name=name, **kwargs)
+
+
+@dataclasses.dataclass
+class LoopOptimizer:
+    """An optimizer as the training loop drives it (see `prepare_for_loop`).
+
+    `optimizer` is what gradients are applied with (a LossScaleOptimizer under float16),
+    `inner` the optimizer doing the update; `pre_divide` multiplies the loop's cross-replica
+    gradient sum (1/R for optimizers that sum across replicas again themselves).
+    """
+
+    optimizer: Any
+    inner: Any
+    pre_divide: float = 1.0
+
+    @property
+    def loss_scaled(self) -> bool:
+        return isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
+
+
+def prepare_for_loop(optimizer: Any, dtype: str, loop_clips: bool,
+                     num_replicas: int) -> LoopOptimizer:
+    """The loop's policy for a task's optimizer: dynamic loss scaling under float16, clipping
+    owned by the loop (an optimizer that clips too is an error), gradients summed once.
+
+    Args:
+        dtype: the loop's --dtype ("float32", "float16", "bfloat16").
+        loop_clips: True when the loop clips by global norm (LoopConfig.clip_norm).
+        num_replicas: replicas in sync.
+    """
+    inner = optimizer
+    if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+        inner = optimizer.inner_optimizer
+    elif dtype == "float16":
+        optimizer = keras.optimizers.LossScaleOptimizer(inner)  # dynamic loss scaling
+    if loop_clips and (inner.clipnorm or inner.clipvalue or inner.global_clipnorm):
+        raise ValueError("the optimizer already clips gradients; the loop owns clipping "
+                         "(LoopConfig.clip_norm, clip_norm_mode)")
+    # Ours take the loop's cross-replica sum as is; others would sum again, so they get
+    # the sum divided by the replica count.
+    pre_divide = 1.0
+    if hasattr(inner, "aggregate_gradients"):
+        inner.aggregate_gradients = False
+    else:
+        pre_divide = 1.0 / num_replicas
+    return LoopOptimizer(optimizer, inner, pre_divide)
+
+
+def learning_rate_at(optimizer: Any, step: int) -> float:
+    """The learning rate `optimizer` (or the one a LossScaleOptimizer wraps) uses at `step`."""
+    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    # Keras exposes only the current value; the schedule object is kept here.
+    schedule = getattr(inner, "_learning_rate", None)
+    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+        return float(schedule(step))
+    return float(inner.learning_rate)

@@ -187,7 +187,33 @@ def test_export_refuses_an_existing_path_and_leaves_no_partial_directory(exporte
     destination = tmp_path / "never"
     other = AlbertPretrainer(tiny_config(hidden_size=48, intermediate_size=96))
     bad = checkpoints.save_original_checkpoint(other, str(tmp_path / "bad" / "model.ckpt"))
-    with pytest.raises(checkpoints.CheckpointMismatchError):
+    from albert_tf.finetuning.preflight import PreflightError
+
+    with pytest.raises(PreflightError, match=r"^--checkpoint=.*/bad/model.ckpt: checkpoint does "
+                       r"not match AlbertPretrainer; shape mismatches \(24\)"):
         export_encoder(pretrainer.config, bad, str(destination), None, True, False)
     assert not destination.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".never")]
+
+
+def test_original_export_flags_and_hf_directories_resolve_their_files(tmp_path):
+    """--albert_directory as the released tarballs (faithfulness §11.1), and an HF directory
+    as --checkpoint: config, checkpoint and SentencePiece model come from the directory."""
+    from albert_tf.export_tfhub import resolve_sources
+
+    tarball = tmp_path / "albert_base"
+    tarball.mkdir()
+    (tarball / "30k-clean.model").write_bytes(b"spm")
+    assert resolve_sources(str(tarball), None, None, "model.ckpt-best", None) == (
+        str(tarball / "albert_config.json"), str(tarball / "model.ckpt-best"),
+        str(tarball / "30k-clean.model"))
+    assert resolve_sources(str(tarball), "own.json", "own.ckpt", "model.ckpt-best", "own.model") == (
+        "own.json", "own.ckpt", "own.model")
+    hf = tmp_path / "hf"
+    pretrainer = AlbertPretrainer(tiny_config())
+    pretrainer(random_inputs(pretrainer.config))
+    checkpoints.save_hf_checkpoint(pretrainer, str(hf), spm_model_file=str(tarball / "30k-clean.model"))
+    assert resolve_sources(None, None, str(hf), "model.ckpt-best", None) == (
+        None, str(hf), str(hf / "spiece.model"))
+    assert resolve_sources(str(hf), None, None, "model.ckpt-best", None) == (
+        None, str(hf), str(hf / "spiece.model"))

@@ -133,3 +133,137 @@ def test_sources_named_for_an_export_and_wordpiece(text_assets, tmp_path):
                               vocab_file=str(vocab))
     with pytest.raises(PreflightError, match=rf"--vocab_file={vocab} has 7 pieces"):
         check_vocab_fits(AlbertConfig(vocab_size=5), wordpiece, options)
+
+
+# ----- --init_checkpoint: checked against the model before any cache or output exists -----
+@pytest.fixture(scope="module")
+def bad_checkpoints(tmp_path_factory) -> dict[str, str]:
+    """--init_checkpoint values that do not fit the tiny 1000-piece model of `config_file`:
+    a path that does not exist, an original checkpoint of another size (H = 48), and HF
+    directories with a head the task cannot take (a 3-label classifier; a QA model)."""
+    from albert_tf import checkpoints
+    from albert_tf.models import AlbertClassifier, AlbertPretrainer, AlbertSpanLabeler
+    from tests.conftest import random_inputs
+
+    root = tmp_path_factory.mktemp("bad_checkpoints")
+    wide = tiny_config(vocab_size=1000, max_position_embeddings=128, hidden_size=48,
+                       intermediate_size=96)
+    pretrainer = AlbertPretrainer(wide)
+    pretrainer(random_inputs(wide))
+    same = tiny_config(vocab_size=1000, max_position_embeddings=128)
+    encoder_inputs = {k: v for k, v in random_inputs(same).items() if k != "masked_lm_positions"}
+    classifier, span_labeler = AlbertClassifier(same, 3), AlbertSpanLabeler(same)
+    classifier(encoder_inputs)
+    span_labeler(encoder_inputs)
+    return {
+        "missing": str(root / "no_such_checkpoint"),
+        "other_size": checkpoints.save_original_checkpoint(pretrainer,
+                                                           str(root / "wide" / "model.ckpt")),
+        "hf_3_labels": checkpoints.save_hf_checkpoint(classifier, str(root / "hf_classifier")),
+        "hf_qa": checkpoints.save_hf_checkpoint(span_labeler, str(root / "hf_qa")),
+    }
+
+
+# What each script's one line must name besides the flag and the path (tiny model: H = 32).
+OTHER_SIZE = "bert/pooler/dense/kernel: checkpoint [48, 48] vs model [32, 32]"
+CHECKPOINT_CASES = {
+    "run_classifier": {"missing": "no checkpoint here", "other_size": OTHER_SIZE,
+                       "hf_3_labels": "classifier.weight: checkpoint [3, 32] vs model [2, 32]"},
+    "run_race": {"missing": "no checkpoint here", "other_size": OTHER_SIZE,
+                 "hf_qa": "HF AlbertForQuestionAnswering files have no pooler, which "
+                          "AlbertMultipleChoice reads"},
+    "run_squad": {"missing": "no checkpoint here", "other_size": OTHER_SIZE,
+                  "hf_qa": "the SQuAD 2.0 head (start, conditioned end and answer-class "
+                           "logits) has no Hugging Face equivalent"},
+}
+
+
+def task_run(script: str, config_file: str, spm_model: str, init_checkpoint: str, root):
+    """() → the script's run with --init_checkpoint, training and evaluation asked for."""
+    common = dict(albert_config_file=config_file, spm_model_file=spm_model,
+                  init_checkpoint=init_checkpoint, output_dir=str(root / "out"), do_train=True)
+    if script == "run_classifier":
+        options = GlueRunOptions(data_dir=GLUE_DIR, task_name="mrpc", cached_dir=str(root / "cache"),
+                                 max_seq_length=32, do_eval=True, do_predict=True, train_step=2,
+                                 **common)
+        return lambda: run_glue(options)
+    if script == "run_race":
+        options = RaceRunOptions(data_dir=race_dir(), max_seq_length=64, max_qa_length=16,
+                                 do_eval=True, train_step=2, **common)
+        return lambda: run_race(options)
+    options = SquadRunOptions(train_file=squad_fixture("train-v2.0.json"),
+                              predict_file=squad_fixture("dev-v2.0.json"), do_predict=True,
+                              version_2_with_negative=True, max_seq_length=64, doc_stride=32,
+                              max_query_length=16, **common)
+    return lambda: run_squad(options)
+
+
+@pytest.mark.parametrize("script,case", [(s, c) for s, cases in CHECKPOINT_CASES.items()
+                                         for c in cases])
+def test_init_checkpoint_that_does_not_fit_stops_before_any_cache(
+        script, case, bad_checkpoints, config_file, spm_model, tmp_path, capsys):
+    """As the script's main: one line `<script>: error: --init_checkpoint=<path>: …` naming
+    what mismatches, exit status 1, and neither output_dir nor a feature cache written."""
+    from albert_tf import cli
+
+    path = bad_checkpoints[case]
+    run = task_run(script, config_file, spm_model, path, tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.run_script(script, [script], run)
+    assert exit_info.value.code == 1
+    stderr = capsys.readouterr().err
+    assert stderr.count("\n") == 1, stderr
+    assert stderr.startswith(f"{script}: error: --init_checkpoint={path}: "), stderr
+    assert CHECKPOINT_CASES[script][case] in stderr, stderr
+    assert os.listdir(tmp_path) == []  # no output_dir, no cached_dir
+
+
+@pytest.mark.parametrize("case,expected", [
+    ("missing", "no checkpoint here"),
+    ("other_size", OTHER_SIZE),
+    ("hf_3_labels", "model variables missing from the checkpoint (7): predictions.dense.weight"),
+])
+def test_pretraining_init_checkpoint_is_checked_from_names_and_shapes(case, expected,
+                                                                       bad_checkpoints):
+    from albert_tf.finetuning.preflight import check_pretraining_init_checkpoint
+
+    path = bad_checkpoints[case]
+    options = SimpleNamespace(init_checkpoint=path, init_from_group0=False)
+    with pytest.raises(PreflightError) as error:
+        check_pretraining_init_checkpoint(tiny_config(vocab_size=1000,
+                                                      max_position_embeddings=128), options)
+    assert str(error.value).startswith(f"--init_checkpoint={path}: ")
+    assert expected in str(error.value) and "\n" not in str(error.value)
+
+
+def test_fitting_checkpoints_pass_and_the_model_is_built_without_weights(bad_checkpoints):
+    """The model is built in a throwaway graph (no variable gets a value); a classifier fits
+    the pretrainer's checkpoint, a 2-group pretrainer only with init_from_group0."""
+    import tensorflow as tf
+
+    from albert_tf.finetuning.preflight import (check_init_checkpoint,
+                                                check_pretraining_init_checkpoint)
+    from albert_tf.finetuning.warm_start import check_initial_weights
+    from albert_tf.models import AlbertClassifier
+
+    config = tiny_config(vocab_size=1000, max_position_embeddings=128, hidden_size=48,
+                         intermediate_size=96)
+    options = SimpleNamespace(init_checkpoint=bad_checkpoints["other_size"],
+                              init_from_group0=False)
+    grouped = config.copy(num_hidden_groups=2)
+    with pytest.raises(PreflightError, match="missing from the checkpoint"):
+        check_pretraining_init_checkpoint(grouped, options)
+    options.init_from_group0 = True
+    check_pretraining_init_checkpoint(grouped, options)
+
+    built_eagerly = []
+
+    def build():
+        built_eagerly.append(tf.executing_eagerly())
+        return AlbertClassifier(config, 2)
+
+    reports = []
+    check_init_checkpoint(build, options, check=lambda m, p: reports.append(
+        check_initial_weights(m, p)))
+    assert built_eagerly == [False] and tf.executing_eagerly()
+    assert (reports[0].encoder_restored, reports[0].encoder_total) == (25, 25)

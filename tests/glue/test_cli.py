@@ -29,8 +29,11 @@ def test_cli_trains_from_an_original_checkpoint_and_writes_the_submission(
     out = tmp_path / "out"
     result = processes.run(_flags(glue_dir, tiny_config_file, text_assets.spm_model, out, "RTE")
                            + [f"--init_checkpoint={init}", "--do_train", "--do_eval",
-                              "--do_predict"])
+                              "--do_predict", "--recompute_grad", "--clip_norm_mode=dense"])
     assert result.returncode == 0, result.stderr[-3000:]
+    # The loop's flags reach the Trainer through GlueRunOptions (FineTuningOptions).
+    assert "recompute_grad: 1 transformer stack(s) recompute" in result.stderr
+    assert "(clip_norm_mode=dense); per token occurrence: none" in result.stderr
     assert "restored 25/25 encoder variables and 0/2 classifier-head variables" in result.stderr
     assert (out / "RTE.tsv").read_text().startswith("index\tprediction\n0\t")
     assert "global_step = 2" in (out / "eval_results.txt").read_text()

@@ -24,3 +24,10 @@ def test_other_names_and_errors():
     np.testing.assert_allclose(get_activation("tanh")(x), np.tanh(x), atol=1e-6)
     with pytest.raises(ValueError, match="unknown activation"):
         get_activation("swishy")
+
+
+def test_gelu_exact_is_the_erf_form():
+    """HF's "gelu" (our "gelu_exact"), which several released HF ALBERT configs use."""
+    x = np.linspace(-6, 6, 101).astype("float32")
+    exact = [0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x]
+    np.testing.assert_allclose(get_activation("gelu_exact")(x), exact, atol=1e-6)

@@ -1,6 +1,7 @@
-"""AlbertEncoder / AlbertPretrainer: structure, sharing modes, dropout, saving, mixed precision."""
+"""AlbertEncoder / AlbertPretrainer: structure, sharing modes, dropout, tf.train checkpoints.
 
-import keras
+Saving to .keras and mixed precision: tests/models/test_all_models.py."""
+
 import numpy as np
 import pytest
 
@@ -71,50 +72,6 @@ def test_training_flag_controls_dropout():
     train = [np.asarray(encoder(feed, training=True)["sequence_output"]) for _ in range(2)]
     np.testing.assert_array_equal(*inference)
     assert np.abs(train[0] - train[1]).max() > 1e-3
-
-
-@pytest.mark.parametrize("model_cls", [AlbertEncoder, AlbertPretrainer])
-def test_keras_file_round_trip(tmp_path, model_cls):
-    config = tiny_config(num_hidden_layers=3, num_hidden_groups=2, cross_layer_sharing="ffn")
-    inputs = random_inputs(config)
-    feed = inputs if model_cls is AlbertPretrainer else encoder_feed(inputs)
-    model = model_cls(config)
-    expected = model(feed)
-    path = tmp_path / "model.keras"
-    model.save(path)
-    restored = keras.saving.load_model(path)
-    assert type(restored) is model_cls and restored.config == config
-    got = restored(feed)
-    key = "mlm_logits" if model_cls is AlbertPretrainer else "sequence_output"
-    np.testing.assert_allclose(got[key], expected[key], atol=1e-6)
-    assert restored.count_params() == model.count_params()
-
-
-@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
-def test_mixed_precision_keeps_float32_parts(policy):
-    config = tiny_config()
-    inputs = random_inputs(config)
-    reference = AlbertPretrainer(config)
-    expected = reference(inputs)
-    keras.mixed_precision.set_global_policy(policy)
-    try:
-        model = AlbertPretrainer(config)
-        model(inputs)
-        model.set_weights(reference.get_weights())
-        out = model(inputs)
-        encoded = model.encoder(encoder_feed(inputs))
-    finally:
-        keras.mixed_precision.set_global_policy("float32")
-    # Logits and every LayerNorm compute in float32; the dense layers in half precision.
-    assert out["mlm_logits"].dtype == "float32" and out["sop_logits"].dtype == "float32"
-    layer_norms = [l for l in model._flatten_layers() if isinstance(l, keras.layers.LayerNormalization)]
-    assert layer_norms and all(l.compute_dtype == "float32" for l in layer_norms)
-    half = policy.split("_")[1]
-    assert model.encoder.transformer.attention_layers[0].query.compute_dtype == half
-    assert encoded["sequence_output"].dtype == half
-    assert all(w.dtype == "float32" for w in model.weights)
-    for key in ("mlm_logits", "sop_logits"):
-        assert np.abs(np.asarray(out[key]) - np.asarray(expected[key])).max() < 1e-2
 
 
 def test_tf_train_checkpoint_holds_every_variable(tmp_path):

@@ -1,8 +1,6 @@
-"""AlbertSpanLabeler: the v1 and v2 SQuAD heads against NumPy, names, dtypes, round trips."""
+"""AlbertSpanLabeler: the v1 and v2 SQuAD heads against NumPy, names, original round trips."""
 
-import keras
 import numpy as np
-import pytest
 import tensorflow as tf
 
 from albert_tf import checkpoints
@@ -55,7 +53,7 @@ def _numpy_v2(w, h, p_mask, starts):
     return _log_softmax(s), _log_softmax(e), cls
 
 
-def test_v1_logits_are_the_squad_weights_on_the_sequence_output(tmp_path):
+def test_v1_logits_are_the_squad_weights_on_the_sequence_output():
     config = tiny_config()
     model = AlbertSpanLabeler(config)
     feed, _ = _feed(config)
@@ -66,9 +64,6 @@ def test_v1_logits_are_the_squad_weights_on_the_sequence_output(tmp_path):
     np.testing.assert_allclose(out["start_logits"], logits[..., 0], atol=1e-5)
     np.testing.assert_allclose(out["end_logits"], logits[..., 1], atol=1e-5)  # unmasked (Q22)
     assert w["cls/squad/output_weights"].shape == (2, 32)
-    model.save(tmp_path / "v1.keras")
-    restored = keras.saving.load_model(tmp_path / "v1.keras")
-    np.testing.assert_allclose(restored(feed)["start_logits"], out["start_logits"], atol=1e-6)
 
 
 def test_v2_head_matches_numpy_in_training_and_beam_search():
@@ -135,31 +130,6 @@ def test_v2_checkpoint_names_and_original_round_trip(tmp_path):
     assert not report.missing and not report.unused
     for key in ("start_top_log_probs", "end_top_log_probs", "cls_logits"):
         np.testing.assert_allclose(other(inputs)[key], model(inputs)[key], atol=1e-6)
-    restored = keras.saving.load_model(_saved(model, tmp_path))
-    np.testing.assert_allclose(restored(inputs)["cls_logits"], model(inputs)["cls_logits"], atol=1e-6)
-
-
-def _saved(model, tmp_path):
-    path = tmp_path / "v2.keras"
-    model.save(path)
-    return path
-
-
-@pytest.mark.parametrize("v2", [False, True])
-def test_logits_stay_float32_under_mixed_precision(v2):
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy("mixed_bfloat16")
-    try:
-        config = tiny_config()
-        model = AlbertSpanLabeler(config, version_2_with_negative=v2)
-        feed, p_mask = _feed(config)
-        inputs = {**feed, "p_mask": p_mask, "start_positions": None} if v2 else feed
-        out = model(inputs)
-    finally:
-        keras.config.set_dtype_policy(previous)
-    for key, value in out.items():
-        if "index" not in key:
-            assert value.dtype == tf.float32, key
 
 
 def test_losses_match_their_definitions_and_train_every_head_variable():

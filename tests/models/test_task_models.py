@@ -1,6 +1,5 @@
 """Task models: classifier and multiple choice against the encoder they wrap."""
 
-import keras
 import numpy as np
 
 from albert_tf import checkpoints
@@ -10,7 +9,7 @@ from tests.conftest import random_inputs, tiny_config
 ENCODER_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 
 
-def test_classifier_logits_are_the_head_on_the_pooled_output(tmp_path):
+def test_classifier_logits_are_the_head_on_the_pooled_output():
     config = tiny_config()
     model = AlbertClassifier(config, num_classes=3)
     feed = {k: v for k, v in random_inputs(config).items() if k in ENCODER_KEYS}
@@ -22,9 +21,6 @@ def test_classifier_logits_are_the_head_on_the_pooled_output(tmp_path):
     assert head.dropout_rate == 0.1  # hard-coded in the original (spec Q20)
     names = checkpoints.variable_map(model)
     assert names["output_weights"].shape == (3, 32) and names["output_bias"].shape == (3,)
-    model.save(tmp_path / "c.keras")
-    restored = keras.saving.load_model(tmp_path / "c.keras")
-    np.testing.assert_allclose(restored(feed)["logits"], logits, atol=1e-6)
 
 
 def test_multiple_choice_scores_each_option_separately():

@@ -1,11 +1,14 @@
-"""Fixtures of the training tests: tiny TFRecords in the original format, a tiny config."""
+"""Fixtures of the training tests: tiny TFRecords in the original format, a tiny config,
+and the 2-replica MirroredStrategy runs (one subprocess shared by the tests that read them)."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from tests.conftest import tiny_config
-from tests.training import synthetic
+from tests.training import processes, synthetic
 
 SEQ_LEN, NUM_PREDICTIONS = 16, 4
 
@@ -25,3 +28,11 @@ def pretraining_files(tmp_path_factory):
               f"--max_seq_length={SEQ_LEN}", f"--max_predictions_per_seq={NUM_PREDICTIONS}",
               "--learning_rate=0.01", "--num_warmup_steps=2", "--seed=7"]
     return str(config), pattern, common
+
+
+@pytest.fixture(scope="session")
+def mirrored_parity() -> dict:
+    """The JSON of tests/training/scripts/mirrored_parity.py (2 logical CPUs)."""
+    result = processes.run(["-m", "tests.training.scripts.mirrored_parity"], timeout=420)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])

@@ -13,6 +13,7 @@ import tensorflow as tf
 from albert_tf.models import AlbertPretrainer
 from albert_tf.training import (Callback, LoopConfig, NonFiniteLossError, Trainer,
                                 create_optimizer)
+from albert_tf.training.loop import enable_recompute
 from albert_tf.training.pretraining import METRIC_NAMES, PretrainingObjective
 from tests.conftest import tiny_config
 from tests.training import synthetic
@@ -27,10 +28,10 @@ class RecordLogs(Callback):
 
 
 def make_trainer(output_dir, steps=10, batch=8, lr=0.01, callbacks=(), init_fn=None,
-                 strategy=None, **loop):
+                 strategy=None, config=None, **loop):
     """A Trainer of the tiny pretrainer (LAMB, no warmup) with `loop` LoopConfig overrides."""
     keras.utils.set_random_seed(0)
-    config = tiny_config()
+    config = config or tiny_config()
     settings = dict(num_train_steps=steps, train_batch_size=batch, iterations_per_loop=5,
                     save_checkpoints_steps=5, log_steps=5)
     settings.update(loop)
@@ -119,6 +120,22 @@ def test_nan_loss_stops_and_last_checkpoint_resumes(tmp_path):
     assert all(np.isfinite(w).all() for w in resumed.model.get_weights())
     with open(os.path.join(tmp_path, "model.ckpt-5.index"), "rb") as f:
         assert f.read() == before
+
+
+def test_recompute_grad_trains_like_the_plain_step(tmp_path):
+    """LoopConfig.recompute_grad, dropout on: the plain run's weights after 3 steps."""
+    config = tiny_config(hidden_dropout_prob=0.2, attention_probs_dropout_prob=0.2)
+    runs = []
+    for recompute in (False, True):
+        trainer = make_trainer(tmp_path / str(recompute), steps=3, config=config,
+                               recompute_grad=recompute)
+        assert trainer.model.encoder.transformer.recompute_grad == recompute
+        trainer.train(synthetic.dataset_fn(8))
+        runs.append(trainer.model.get_weights())
+    for plain, recomputed in zip(*runs):
+        np.testing.assert_allclose(recomputed, plain, atol=1e-5, rtol=0)
+    with pytest.raises(ValueError, match="no layer of .* supports recomputation"):
+        enable_recompute(keras.Sequential([keras.layers.Dense(2)]))
 
 
 def test_frozen_variables_stay_put(tmp_path):

@@ -11,7 +11,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.models import AlbertPretrainer
-from albert_tf.training.optimizers import (LAMB, AdamW, WarmupPolynomialDecay, create_optimizer)
+from albert_tf.training.optimizers import (LAMB, AdamW, WarmupPolynomialDecay, create_optimizer,
+                                           learning_rate_at, prepare_for_loop)
 from tests.conftest import random_inputs, tiny_config
 
 BETA1, BETA2, EPS, WD = 0.9, 0.999, 1e-6, 0.01
@@ -148,3 +149,42 @@ def test_create_optimizer_rejects_unknown_names():
 def test_keras_gradient_aggregation_hook_still_exists():
     """`aggregate_gradients=False` relies on this Keras TF-backend method."""
     assert hasattr(keras.optimizers.Optimizer, "_all_reduce_sum_gradients")
+
+
+# ----- how the training loop drives an optimizer -----
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_ours_take_the_loops_sum_and_float16_adds_loss_scaling(dtype):
+    inner = create_optimizer("lamb", 0.1, 10)
+    prepared = prepare_for_loop(inner, dtype, loop_clips=True, num_replicas=4)
+    assert prepared.inner is inner and inner.aggregate_gradients is False
+    assert prepared.pre_divide == 1.0  # the loop's cross-replica sum is applied as is
+    assert prepared.loss_scaled == (dtype == "float16")
+    if dtype == "float16":
+        assert isinstance(prepared.optimizer, keras.optimizers.LossScaleOptimizer)
+        assert prepared.optimizer.inner_optimizer is inner
+    else:
+        assert prepared.optimizer is inner
+
+
+def test_a_wrapped_or_foreign_optimizer_and_one_that_clips():
+    wrapped = keras.optimizers.LossScaleOptimizer(create_optimizer("adamw", 0.1, 10))
+    prepared = prepare_for_loop(wrapped, "float32", loop_clips=True, num_replicas=2)
+    assert prepared.optimizer is wrapped and prepared.inner is wrapped.inner_optimizer
+    assert prepared.loss_scaled
+    # Keras' own optimizers sum across replicas again: they get the sum divided by R.
+    assert prepare_for_loop(keras.optimizers.SGD(0.1), "float32", True, 4).pre_divide == 0.25
+    for clipping in ({"clipnorm": 1.0}, {"clipvalue": 1.0}, {"global_clipnorm": 1.0}):
+        with pytest.raises(ValueError, match="already clips"):
+            prepare_for_loop(keras.optimizers.SGD(0.1, **clipping), "float32", True, 1)
+        # With the loop's clipping off (LoopConfig.clip_norm=None) the optimizer may clip.
+        prepare_for_loop(keras.optimizers.SGD(0.1, **clipping), "float32", False, 1)
+
+
+def test_learning_rate_at_reads_the_schedule_through_a_loss_scale_wrapper():
+    optimizer = create_optimizer("adamw", 0.1, num_train_steps=100, num_warmup_steps=10)
+    for step, expected in ((0, 0.0), (5, 0.05), (10, 0.09), (100, 0.0)):
+        assert learning_rate_at(optimizer, step) == pytest.approx(
+            reference_lr(step, 0.1, 100, 10, 0, 1.0), rel=1e-6, abs=1e-9)
+        assert learning_rate_at(keras.optimizers.LossScaleOptimizer(optimizer), step) == \
+            pytest.approx(expected, rel=1e-6, abs=1e-9)
+    assert learning_rate_at(keras.optimizers.SGD(0.25), 7) == 0.25  # a constant rate

@@ -21,6 +21,7 @@ REQUIRED = ["--albert_config_file=c.json", "--input_file=x", "--output_dir=out"]
     (["--masked_lm_budget=20"], "use --dynamic_masking"),
     (["--do_train=false"], "at least one of --do_train and --do_eval"),
     (["--gradient_accumulation_steps=0"], "gradient_accumulation_steps"),
+    (["--clip_norm_mode=sparse"], "value should be one of <original|dense>"),
 ])
 def test_bad_flags_fail_before_anything_runs(flags, message):
     result = processes.run(["run_pretraining.py", *REQUIRED, *flags], timeout=60)
@@ -45,7 +46,8 @@ def test_help_lists_original_and_new_flags():
     result = processes.run(["run_pretraining.py", "--helpfull"], timeout=60)
     for name in ("init_from_group0", "poly_power", "iterations_per_loop", "tpu_name",
                  "distribution_strategy", "gradient_accumulation_steps", "dynamic_masking",
-                 "deterministic", "log_steps", "jit_compile", "num_gpus"):
+                 "deterministic", "log_steps", "jit_compile", "num_gpus", "clip_norm_mode",
+                 "recompute_grad"):
         assert f"--{name}" in result.stdout or f"--[no]{name}" in result.stdout, name
 
 
@@ -108,3 +110,38 @@ def test_bad_id_deep_in_a_file_stops_training_with_file_and_record(config_file, 
                        f"of --albert_config_file={config_file})")
     assert not any(name.startswith("ckpt") or name.startswith("model.ckpt")
                    for name in os.listdir(out))
+
+
+def test_init_checkpoint_that_does_not_fit_stops_before_output_dir(tmp_path):
+    """An HF sequence classifier as --init_checkpoint (its config.json stands in for
+    --albert_config_file): the pretrainer's MLM and SOP heads are missing, said in one line
+    before the Trainer creates output_dir. (The other cases: tests/finetuning/test_preflight.)"""
+    from albert_tf import checkpoints
+    from albert_tf.models import AlbertClassifier
+    from tests.conftest import random_inputs
+
+    config = tiny_config(vocab_size=100, max_position_embeddings=64)
+    classifier = AlbertClassifier(config, 3)
+    classifier({k: v for k, v in random_inputs(config).items() if k != "masked_lm_positions"})
+    directory = checkpoints.save_hf_checkpoint(classifier, str(tmp_path / "hf"))
+    data = record_files.write(str(tmp_path / "data.tfrecord"), record_files.rows(8, SEQ, PRED))
+    out = tmp_path / "out"
+    result = processes.run(["run_pretraining.py", f"--init_checkpoint={directory}",
+                            f"--input_file={data}", f"--output_dir={out}",
+                            f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PRED}",
+                            "--train_batch_size=4", "--num_train_steps=2"], timeout=300)
+    assert error_line(result).startswith(
+        f"--init_checkpoint={directory}: {directory}/model.safetensors: checkpoint does not "
+        "match AlbertPretrainer; model variables missing from the checkpoint (7): "
+        "predictions.dense.weight, predictions.dense.bias")
+    assert not out.exists()
+
+
+def test_loop_flags_reach_the_trainer(config_file, tmp_path):
+    """--recompute_grad and --clip_norm_mode reach the Trainer; pretraining's tied decoder
+    leaves nothing to count per occurrence even in mode "original" (Q35)."""
+    path = record_files.write(str(tmp_path / "data.tfrecord"), record_files.rows(8, SEQ, PRED))
+    result = pretrain(config_file, path, tmp_path / "out", "--recompute_grad")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "recompute_grad: 1 transformer stack(s) recompute" in result.stderr
+    assert "(clip_norm_mode=original); per token occurrence: none" in result.stderr

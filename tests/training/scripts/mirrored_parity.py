@@ -1,6 +1,7 @@
-"""Subprocess body of the MirroredStrategy parity test: 2 logical CPUs, 10 steps each.
+"""Subprocess body of the MirroredStrategy parity tests: 2 logical CPUs, 10 steps each.
 
-Prints one JSON line {"one_device": [losses], "mirrored": [losses], "weights_max_diff": x}.
+Prints one JSON line {"one_device": [losses], "mirrored": [losses], "weights_max_diff": x,
+"classifier_norms": [per-step global norms of test_clipping's classifier on 2 replicas]}.
 Run as `python -m tests.training.scripts.mirrored_parity` from the repository root.
 """
 
@@ -20,6 +21,7 @@ tf.config.set_logical_device_configuration(
 from albert_tf.training import get_strategy  # noqa: E402
 from tests.training.test_loop import RecordLogs, make_trainer  # noqa: E402
 from tests.training import synthetic  # noqa: E402
+from tests.training.test_clipping import train as train_clipping_case  # noqa: E402
 
 
 def run(strategy, output_dir, initial=None):
@@ -38,8 +40,11 @@ def main():
         mirrored_strategy = get_strategy("mirrored")
         assert mirrored_strategy.num_replicas_in_sync == 2
         mirrored, _, final_mirrored = run(mirrored_strategy, os.path.join(tmp, "two"), initial)
+        _, classifier_norms = train_clipping_case("classifier", "lamb", "original",
+                                                  os.path.join(tmp, "clip"), mirrored_strategy)
     diff = max(float(np.max(np.abs(a - b))) for a, b in zip(final_single, final_mirrored))
-    print(json.dumps({"one_device": single, "mirrored": mirrored, "weights_max_diff": diff}))
+    print(json.dumps({"one_device": single, "mirrored": mirrored, "weights_max_diff": diff,
+                      "classifier_norms": classifier_norms}))
 
 
 if __name__ == "__main__":

@@ -1,23 +1,24 @@
 """Original-release (TF1, name-based) checkpoints: one name table, a strict loader, a writer.
 
-The original's variable names (spec §3) map onto our layers through `NAME_TABLE`. The
-loader names every model variable it did not fill, every checkpoint variable nothing
-read, and every shape mismatch, and refuses a partial load unless the caller allows it:
-a fine-tune that silently starts from random weights is the failure to prevent.
+The original's variable names (faithfulness §3) map onto our layers through `NAME_TABLE`.
+The loader names every model variable it did not fill, every checkpoint variable nothing
+read, and every shape mismatch (`report.compare`), and refuses a partial load unless the
+caller allows it.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import fnmatch
 import os
 import shutil
 import tempfile
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
+
+from albert_tf.checkpoints.model_parts import HEAD_PARTS, check_built, part_owners, resolve
+from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport, compare, matches
 
 # (part, TF1 name template, attribute path from the part's owner). `{scope}` stands for
 # `group_{g}/inner_group_{k}` (shared) or `layer_{i}/inner_group_{k}` (our per-layer
@@ -73,94 +74,38 @@ NAME_TABLE: tuple[tuple[str, str, str], ...] = (
     ("squad_v2_head", "answer_class/dense_1/kernel", "answer_dense_1.kernel"),  # no bias
 )
 
-# Checkpoint entries that are never model weights: optimizer slots and the step (spec §3.4).
+# Checkpoint entries that are never model weights: optimizer slots and the step (§3.4).
 SKIPPED_PATTERNS = ("*/adam_m", "*/adam_v", "*/lamb_m", "*/lamb_v", "global_step")
 
-# Parts that belong to the encoder; the rest are heads owned by the root model.
-ENCODER_PARTS = ("embeddings", "projection", "attention", "ffn", "pooler")
-HEAD_PARTS = tuple(dict.fromkeys(p for p, _, _ in NAME_TABLE if p not in ENCODER_PARTS))
-
-_TF2_MARKER = "_CHECKPOINTABLE_OBJECT_GRAPH"
-
-
-class CheckpointMismatchError(ValueError):
-    """The checkpoint and the model disagree (missing, unused or mis-shaped variables)."""
-
-
-@dataclasses.dataclass
-class LoadReport:
-    """What a load did: names restored, model names left as initialised, names unused."""
-
-    path: str
-    restored: list[str]
-    missing: list[str]
-    unused: list[str]
-    skipped: list[str]
-
-    def summary(self) -> str:
-        text = f"restored {len(self.restored)} variables from {self.path}"
-        if self.missing:
-            text += f"; {len(self.missing)} left as initialised (allowed): {', '.join(self.missing)}"
-        if self.unused:
-            text += f"; {len(self.unused)} checkpoint variables unused: {', '.join(self.unused)}"
-        return text
-
-
-def _resolve(owner: Any, path: str) -> tf.Variable:
-    obj = owner
-    for attribute in path.split("."):
-        obj = getattr(obj, attribute)
-    return obj
-
-
-def _encoder_of(model: Any) -> Any:
-    from albert_tf.models.encoder import AlbertEncoder
-
-    if isinstance(model, AlbertEncoder):
-        return model
-    encoder = getattr(model, "encoder", None)
-    if not isinstance(encoder, AlbertEncoder):
-        raise TypeError(f"{type(model).__name__} is not an AlbertEncoder and has no .encoder")
-    return encoder
-
-
-def _part_owners(model: Any) -> dict[str, list[tuple[str, Any]]]:
-    """For each part present in `model`: (scope, layer) pairs the table rows resolve against."""
-    encoder = _encoder_of(model)
-    stack = encoder.transformer
-    owners: dict[str, list[tuple[str, Any]]] = {
-        "embeddings": [("", encoder.embedding_layer)],
-        "attention": list(zip(stack.attention_scopes, stack.attention_layers)),
-        "ffn": list(zip(stack.feed_forward_scopes, stack.feed_forward_layers)),
-        "pooler": [("", encoder.pooler)],
-    }
-    if encoder.embedding_projection is not None:
-        owners["projection"] = [("", encoder.embedding_projection)]
-    for part in HEAD_PARTS:
-        head = getattr(model, part, None)
-        if head is not None and model is not encoder:
-            owners[part] = [("", head)]
-    return owners
+TF2_MARKER = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
 
 def variable_map(model: Any) -> dict[str, tf.Variable]:
     """TF1 name → our variable, for every variable the model has (ordered as the table)."""
-    owners = _part_owners(model)
+    owners = part_owners(model)
     names: dict[str, tf.Variable] = {}
     for part, template, path in NAME_TABLE:
         for scope, layer in owners.get(part, ()):
-            if not layer.built:
-                raise ValueError(f"layer {layer.name} is not built; call the model once first")
-            names[template.format(scope=scope)] = _resolve(layer, path)
+            check_built(layer)
+            names[template.format(scope=scope)] = resolve(layer, path)
     return names
 
 
-def _matches(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
-def _known_head_names() -> list[str]:
+def known_head_names() -> list[str]:
+    """TF1 names of every head: a checkpoint may hold another task's head, unused."""
     return [template for part, template, _ in NAME_TABLE if part in HEAD_PARTS]
+
+
+def part_patterns(parts: Sequence[str]) -> list[str]:
+    """Allow-lists take TF1 name globs or part names ("mlm_head", "pooler", ...)."""
+    patterns = []
+    table_parts = {p for p, _, _ in NAME_TABLE}
+    for item in parts:
+        if item in table_parts:
+            patterns += [t.replace("{scope}", "*") for p, t, _ in NAME_TABLE if p == item]
+        else:
+            patterns.append(item)
+    return patterns
 
 
 def resolve_checkpoint_path(path: str) -> str:
@@ -176,36 +121,9 @@ def resolve_checkpoint_path(path: str) -> str:
     return path
 
 
-def checkpoint_kind(path: str) -> str:
-    """"original" for a TF1 name-based ALBERT checkpoint, "tf2" for an object-based one."""
-    reader = tf.train.load_checkpoint(resolve_checkpoint_path(path))
-    names = reader.get_variable_to_shape_map()
-    if _TF2_MARKER in names:
-        return "tf2"
-    if "bert/embeddings/word_embeddings" in names:
-        return "original"
-    raise ValueError(f"{path}: neither an original ALBERT checkpoint nor a TF2 object checkpoint")
-
-
-def is_original_checkpoint(path: str) -> bool:
-    """True when `path` (prefix or directory) holds an original-release TF1 checkpoint."""
-    return checkpoint_kind(path) == "original"
-
-
-def _parts_to_patterns(parts: Sequence[str]) -> list[str]:
-    """Allow-lists take TF1 name globs or part names ("mlm_head", "pooler", ...)."""
-    patterns = []
-    table_parts = {p for p, _, _ in NAME_TABLE}
-    for item in parts:
-        if item in table_parts:
-            patterns += [t.replace("{scope}", "*") for p, t, _ in NAME_TABLE if p == item]
-        else:
-            patterns.append(item)
-    return patterns
-
-
 def load_original_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = (),
-                             allow_unused: Sequence[str] | None = None) -> LoadReport:
+                             allow_unused: Sequence[str] | None = None,
+                             dry_run: bool = False) -> LoadReport:
     """Restores an original TF1 checkpoint into an AlbertEncoder, AlbertPretrainer or task model.
 
     Args:
@@ -214,73 +132,31 @@ def load_original_checkpoint(model: Any, path: str, allow_missing: Sequence[str]
       allow_missing: part names (e.g. "mlm_head", "sop_head") or TF1 name globs of model
         variables the checkpoint may lack; they keep their initial values.
       allow_unused: TF1 name globs of checkpoint variables nothing may read. Default: the
-        heads of other tasks (spec §3.2–3.3); anything else unread is an error.
+        heads of other tasks (§3.2–3.3); anything else unread is an error.
+      dry_run: compare names and shapes only (the checkpoint's shape map); assign nothing.
     Raises:
       CheckpointMismatchError naming every missing, unused and mis-shaped variable.
     """
     path = resolve_checkpoint_path(path)
     reader = tf.train.load_checkpoint(path)
     shapes = reader.get_variable_to_shape_map()
-    if _TF2_MARKER in shapes:
+    if TF2_MARKER in shapes:
         raise CheckpointMismatchError(
             f"{path}: this is a TF2 object-based checkpoint, not an original one; "
-            "restore it with tf.train.Checkpoint")
+            "restore it with checkpoints.load_checkpoint")
     targets = variable_map(model)
-    allow_missing = _parts_to_patterns(allow_missing)
-    allow_unused = _known_head_names() if allow_unused is None else _parts_to_patterns(allow_unused)
-
-    skipped = sorted(n for n in shapes if _matches(n, SKIPPED_PATTERNS))
-    missing = [n for n in targets if n not in shapes]
-    mismatched = [f"{n}: checkpoint {list(shapes[n])} vs model {list(targets[n].shape)}"
-                  for n in targets if n in shapes and list(shapes[n]) != list(targets[n].shape)]
-    unused = sorted(n for n in shapes if n not in targets and n not in skipped)
-    bad_missing = [n for n in missing if not _matches(n, allow_missing)]
-    bad_unused = [n for n in unused if not _matches(n, allow_unused)]
-    if bad_missing or bad_unused or mismatched:
-        lines = [f"{path}: checkpoint does not match {type(model).__name__}"]
-        if bad_missing:
-            lines.append(f"  model variables missing from the checkpoint ({len(bad_missing)}): "
-                         + ", ".join(bad_missing))
-        if bad_unused:
-            lines.append(f"  checkpoint variables the model has no place for ({len(bad_unused)}): "
-                         + ", ".join(bad_unused))
-        if mismatched:
-            lines.append(f"  shape mismatches ({len(mismatched)}): " + "; ".join(mismatched))
-        if bad_missing:
-            lines.append("  pass allow_missing=[...] to load the rest anyway (e.g. a head the "
-                         "checkpoint never had)")
-        raise CheckpointMismatchError("\n".join(lines))
-
-    restored = []
-    for name, variable in targets.items():
-        if name in shapes:
-            variable.assign(reader.get_tensor(name))
-            restored.append(name)
-    report = LoadReport(path, restored, missing, unused, skipped)
+    report = compare(
+        path, type(model).__name__, {n: v.shape for n, v in targets.items()}, shapes,
+        allow_missing=part_patterns(allow_missing),
+        allow_unused=known_head_names() if allow_unused is None else part_patterns(allow_unused),
+        skipped=[n for n in shapes if matches(n, SKIPPED_PATTERNS)], kind="original")
+    report.targets = targets
+    if dry_run:
+        return report
+    for name in report.restored:
+        targets[name].assign(reader.get_tensor(name))
     logging.info("Original checkpoint: %s", report.summary())
     return report
-
-
-def restore_model_weights(model: Any, path: str, allow_missing: Sequence[str] = ()) -> int:
-    """Initialises `model` from an original TF1 checkpoint or one of our training checkpoints.
-
-    Original checkpoints go through the strict loader (`allow_missing` as there); ours are
-    matched by variable path, and only the parts named in `allow_missing` may be absent.
-    Returns the number of variables restored and logs it.
-    """
-    if checkpoint_kind(path) == "original":
-        return len(load_original_checkpoint(model, path, allow_missing=allow_missing).restored)
-    from albert_tf.training.checkpointing import load_model_weights  # training imports models
-
-    loaded, missing = load_model_weights(model, resolve_checkpoint_path(path), allow_missing=True)
-    allowed = tuple(allow_missing)
-    refused = [m for m in missing if not m.startswith(allowed)] if allowed else missing
-    if refused:
-        raise CheckpointMismatchError(
-            f"{path}: model variables missing from the checkpoint ({len(refused)}): {', '.join(refused)}")
-    logging.info("Restored %d variables from %s (%d left as initialised: %s)",
-                 len(loaded), path, len(missing), ", ".join(missing) or "none")
-    return len(loaded)
 
 
 def save_original_checkpoint(model: Any, path: str, global_step: int | None = None) -> str:

@@ -1,0 +1,294 @@
+"""Any supported checkpoint format to any other: original TF1, Hugging Face, ours ("keras").
+
+The input's heads decide the model (`detect_head`): pretraining, masked LM, sequence
+classification, multiple choice, SQuAD v1 / v2 or the bare encoder. The model is built
+from the input's config, loaded strictly, and written in the target format — only the
+tensors that came from the input, so a conversion never invents weights. Outputs are
+directories: `albert_config.json` + `model.ckpt.*` (original, as the released tarballs),
+`albert_config.json` + `model.ckpt-0.*` (ours, what `--init_checkpoint` reads),
+`config.json` + `model.safetensors` (HF); the SentencePiece model is copied along.
+
+Example:
+    >>> result = convert_checkpoint("albert-base-v2-hf", "out/albert_base", to="original")
+    >>> result.report.summary()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from albert_tf import hf_config
+from albert_tf.checkpoints import hf_files, hf_names
+from albert_tf.checkpoints.hf import (hf_class_for, hf_tensors, read_hf_model_config,
+                                      save_hf_checkpoint)
+from albert_tf.checkpoints.kinds import checkpoint_kind
+from albert_tf.checkpoints.loading import load_checkpoint, named_variables
+from albert_tf.checkpoints.original import (load_original_checkpoint, resolve_checkpoint_path,
+                                            save_original_checkpoint, variable_map,
+                                            write_name_based_checkpoint)
+from albert_tf.checkpoints.ours import unescape_key
+from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport
+from albert_tf.config import EMBEDDING_PROJECTION_KEY, AlbertConfig, ConfigError, read_json_file
+
+TARGETS = ("original", "hf", "keras")
+HEADS = ("encoder", "pretraining", "masked_lm", "classification", "multiple_choice",
+         "question_answering", "squad_v2")
+# Our head → the HF class it is written as.
+HF_CLASS_OF_HEAD = {
+    "encoder": "AlbertModel", "pretraining": "AlbertForPreTraining",
+    "masked_lm": "AlbertForMaskedLM", "classification": "AlbertForSequenceClassification",
+    "multiple_choice": "AlbertForMultipleChoice",
+    "question_answering": "AlbertForQuestionAnswering",
+}
+HEAD_OF_HF_CLASS = {name: head for head, name in HF_CLASS_OF_HEAD.items()}
+# Model parts a head's model may lack in its input (left out of the output too).
+OPTIONAL_PARTS = {"masked_lm": ("pooler", "sop_head"), "question_answering": ("pooler",)}
+CONFIG_FILE = "albert_config.json"
+SPM_FILE = "30k-clean.model"  # the released tarballs' name
+ORIGINAL_PREFIX = "model.ckpt"
+NUM_CHOICES = 4  # RACE; the weights do not depend on it
+
+
+@dataclasses.dataclass
+class ConversionResult:
+    """What a conversion read and wrote."""
+
+    source_kind: str
+    target: str
+    head: str
+    output: str
+    report: LoadReport
+    written: int
+
+
+def _heads_of_names(names: dict[str, list[int]], markers: dict[str, str]) -> tuple[str, int]:
+    """(head, classes) from the names of a TF checkpoint (`markers`: name → head part)."""
+    parts = {markers[name]: shape for name, shape in names.items() if name in markers}
+    classes = int(parts["classifier_head"][0]) if "classifier_head" in parts else 0
+    if "squad_v2_head" in parts:
+        return "squad_v2", 0
+    if "squad_v1_head" in parts:
+        return "question_answering", 0
+    if "classifier_head" in parts:
+        return "classification", classes
+    if "mlm_head" in parts:
+        return ("pretraining" if "sop_head" in parts else "masked_lm"), 0
+    return "encoder", 0
+
+
+_ORIGINAL_MARKERS = {"cls/predictions/output_bias": "mlm_head",
+                     "cls/seq_relationship/output_weights": "sop_head",
+                     "output_weights": "classifier_head",
+                     "cls/squad/output_weights": "squad_v1_head",
+                     "start_logits/dense/kernel": "squad_v2_head"}
+_OUR_MARKERS = {"mlm_head/output_bias": "mlm_head", "sop_head/output_weights": "sop_head",
+                "classifier_head/output_weights": "classifier_head",
+                "squad_v1_head/output_weights": "squad_v1_head",
+                "squad_v2_head/start_dense/kernel": "squad_v2_head"}
+
+
+def detect_head(path: str, kind: str | None = None) -> tuple[str, int]:
+    """(head, number of classes) of a checkpoint in any format, from its names (HF: its
+    `architectures`). An [1, H] classifier reads as classification (regression); pass
+    head="multiple_choice" to `convert_checkpoint` for a RACE model."""
+    kind = kind or checkpoint_kind(path)
+    if kind == "hf":
+        directory, raw, _ = read_hf_model_config(path)
+        shapes = hf_files.HFWeights(directory).shapes
+        architecture = (raw.get("architectures") or [None])[0]
+        classes = int(shapes["classifier.weight"][0]) if "classifier.weight" in shapes else 0
+        if architecture in HEAD_OF_HF_CLASS:
+            return HEAD_OF_HF_CLASS[architecture], classes
+        if architecture in hf_names.HF_CLASSES:
+            raise CheckpointMismatchError(f"{directory}: HF {architecture} has no albert-tf model")
+        markers = {"predictions.bias": "mlm_head", "sop_classifier.classifier.weight": "sop_head",
+                   "classifier.weight": "classifier_head", "qa_outputs.weight": "squad_v1_head"}
+        return _heads_of_names(shapes, markers)
+    prefix = resolve_checkpoint_path(path)
+    shapes = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+    if kind == "tf2":
+        suffix = "/.ATTRIBUTES/VARIABLE_VALUE"
+        shapes = {unescape_key(n[len("model/"):-len(suffix)]): s for n, s in shapes.items()
+                  if n.startswith("model/") and n.endswith(suffix)}
+        return _heads_of_names(shapes, _OUR_MARKERS)
+    return _heads_of_names(shapes, _ORIGINAL_MARKERS)
+
+
+def read_config_file(path: str) -> AlbertConfig:
+    """An `albert_config.json`, or an HF `config.json` (or its directory), told by its keys."""
+    if os.path.isdir(path):
+        return AlbertConfig.from_hf_config(path)
+    values = read_json_file(path)
+    if isinstance(values, dict) and "model_type" in values:
+        return AlbertConfig.from_hf_config(path)
+    return AlbertConfig.from_dict(values, source=path)
+
+
+def source_config(path: str, kind: str, albert_config_file: str | None) -> AlbertConfig:
+    """The input's config: HF config.json, else the given file or albert_config.json beside
+    the checkpoint. An HF E = H identity projection is dropped (the original has none)."""
+    if kind == "hf":
+        directory, _, values = read_hf_model_config(path)
+        if values.get(EMBEDDING_PROJECTION_KEY):
+            weights = hf_files.HFWeights(directory)
+            kernel = [n for n in weights.shapes if n.endswith("embedding_hidden_mapping_in.weight")]
+            bias = [n for n in weights.shapes if n.endswith("embedding_hidden_mapping_in.bias")]
+            if kernel and bias:
+                k, b = weights.tensor(kernel[0]), weights.tensor(bias[0])
+                if np.array_equal(k, np.eye(k.shape[0], dtype=k.dtype)) and not np.any(b):
+                    del values[EMBEDDING_PROJECTION_KEY]
+        config = AlbertConfig.from_dict(values, source=f"{directory}/config.json")
+        if albert_config_file:
+            given = read_config_file(albert_config_file)
+            differing = hf_config.differing_keys(given.to_dict(), config.to_dict())
+            if differing:
+                raise ConfigError(f"{albert_config_file} and {directory}/config.json disagree "
+                                  f"({'; '.join(differing)})")
+        return config
+    if albert_config_file:
+        return read_config_file(albert_config_file)
+    prefix = resolve_checkpoint_path(path)
+    beside = os.path.join(os.path.dirname(prefix), CONFIG_FILE)
+    if not os.path.exists(beside):
+        raise ConfigError(f"{path}: no {CONFIG_FILE} beside the checkpoint; pass "
+                          "--albert_config_file")
+    return AlbertConfig.from_json_file(beside)
+
+
+def build_model(head: str, config: AlbertConfig, num_classes: int = 2) -> Any:
+    """The built (called once) model of `head`."""
+    from albert_tf import models  # pylint: disable=import-outside-toplevel
+
+    builders = {
+        "encoder": lambda: models.AlbertEncoder(config),
+        "pretraining": lambda: models.AlbertPretrainer(config),
+        "masked_lm": lambda: models.AlbertPretrainer(config),
+        "classification": lambda: models.AlbertClassifier(config, num_classes),
+        "multiple_choice": lambda: models.AlbertMultipleChoice(config, NUM_CHOICES),
+        "question_answering": lambda: models.AlbertSpanLabeler(config),
+        "squad_v2": lambda: models.AlbertSpanLabeler(config, version_2_with_negative=True),
+    }
+    model = builders[head]()
+    ids = np.ones((1, 4), "int32")
+    inputs = {"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids}
+    if head == "multiple_choice":
+        inputs = {k: np.stack([v] * NUM_CHOICES, axis=1) for k, v in inputs.items()}
+    elif head in ("pretraining", "masked_lm"):
+        inputs["masked_lm_positions"] = np.zeros((1, 1), "int32")
+    elif head == "squad_v2":
+        inputs.update(p_mask=0 * ids, start_positions=None)
+    model(inputs)
+    return model
+
+
+def _stage(output: str) -> str:
+    output = os.path.abspath(output)
+    os.makedirs(os.path.dirname(output), exist_ok=True)
+    return tempfile.mkdtemp(dir=os.path.dirname(output), prefix=f".{os.path.basename(output)}.tmp-")
+
+
+def _publish(staging: str, output: str) -> None:
+    os.makedirs(output, exist_ok=True)
+    for name in os.listdir(staging):
+        os.replace(os.path.join(staging, name), os.path.join(output, name))
+
+
+def _write_original(model: Any, config: AlbertConfig, restored: set[int], directory: str,
+                    global_step: int | None) -> int:
+    if config.hidden_act.lower() not in ("gelu", "relu", "tanh", "linear"):
+        raise ConfigError(f"field 'hidden_act' {config.hidden_act!r} does not exist in the "
+                          "original release (its 'gelu' is the tanh form); keep this model in hf "
+                          "or keras")
+    if config.extra.get(EMBEDDING_PROJECTION_KEY) and config.embedding_size == config.hidden_size:
+        raise ConfigError("the model has an E→H projection at embedding_size = hidden_size, which "
+                          "the original release does not have; keep it in hf or keras")
+    values = {n: v.numpy() for n, v in variable_map(model).items() if id(v) in restored}
+    if global_step is not None:
+        values["global_step"] = np.asarray(global_step, np.int64)
+    write_name_based_checkpoint(values, os.path.join(directory, ORIGINAL_PREFIX))
+    config.to_json_file(os.path.join(directory, CONFIG_FILE))
+    return len(values)
+
+
+def _write_keras(model: Any, config: AlbertConfig, restored: set[int], directory: str) -> int:
+    from albert_tf.training.checkpointing import keyed_variables  # training imports models
+
+    variables = {k: v for k, v in named_variables(model, "tf2").items() if id(v) in restored}
+    checkpoint = tf.train.Checkpoint(model=keyed_variables(variables.values()))
+    tf.train.CheckpointManager(checkpoint, directory, max_to_keep=1,
+                               checkpoint_name=ORIGINAL_PREFIX).save(checkpoint_number=0)
+    config.to_json_file(os.path.join(directory, CONFIG_FILE))
+    return len(variables)
+
+
+def _write_hf(model: Any, head: str, directory: str, spm_model_file: str | None) -> int:
+    """The HF class of `head` holds exactly the parts its strict load required."""
+    hf_class = hf_class_for(model, HF_CLASS_OF_HEAD.get(head))
+    save_hf_checkpoint(model, directory, hf_class.name, spm_model_file)
+    return len(hf_tensors(model, hf_class))
+
+
+def convert_checkpoint(input_path: str, output: str, to: str,
+                       albert_config_file: str | None = None, head: str | None = None,
+                       spm_model_file: str | None = None,
+                       global_step: int | None = None) -> ConversionResult:
+    """Converts `input_path` (any format) into the directory `output` in format `to`.
+
+    Args:
+      input_path: original TF1 prefix/directory, our checkpoint, or an HF directory.
+      output: directory to write (files of the same names are replaced; all files are
+        written in a staging directory first).
+      to: "original", "hf" or "keras" (ours).
+      albert_config_file: the input's config when not beside it (not needed for HF); an
+        `albert_config.json` or an HF `config.json`.
+      head: the model (`HEADS`) instead of the one detected from the input's names.
+      spm_model_file: SentencePiece model to copy (default: the input HF directory's).
+      global_step: written as `global_step` in an original checkpoint when given.
+    """
+    if to not in TARGETS:
+        raise ValueError(f"to must be one of {', '.join(TARGETS)}, got {to!r}")
+    kind = checkpoint_kind(input_path)
+    detected, classes = detect_head(input_path, kind)
+    head = head or detected
+    if head not in HEADS:
+        raise ValueError(f"head must be one of {', '.join(HEADS)}, got {head!r}")
+    config = source_config(input_path, kind, albert_config_file)
+    model = build_model(head, config, classes or 2)
+    report = load_checkpoint(model, input_path, allow_missing=OPTIONAL_PARTS.get(head, ()))
+    restored = {id(report.targets[n]) for n in report.restored}
+    if kind == "hf" and not spm_model_file:
+        spm_model_file = hf_files.spm_model_of(input_path)
+    staging = _stage(output)
+    try:
+        if to == "original":
+            written = _write_original(model, config, restored, staging, global_step)
+        elif to == "keras":
+            written = _write_keras(model, config, restored, staging)
+        else:
+            written = _write_hf(model, head, staging, spm_model_file)
+        if spm_model_file and to != "hf":
+            shutil.copyfile(spm_model_file, os.path.join(staging, SPM_FILE))
+        _publish(staging, output)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    logging.info("Converted %s (%s, %s) to %s: %s", input_path, kind, head, to, output)
+    return ConversionResult(kind, to, head, os.path.abspath(output), report, written)
+
+
+def export_model_checkpoint(albert_directory: str, checkpoint_name: str, export_path: str) -> str:
+    """The original's export_checkpoints (faithfulness §11.3): encoder + MLM + SOP of
+    `albert_directory/checkpoint_name` (a released tarball's layout) → `export_path` with
+    a fresh `global_step` of 0. Returns the prefix written."""
+    config = AlbertConfig.from_json_file(os.path.join(albert_directory, CONFIG_FILE))
+    model = build_model("pretraining", config)
+    report = load_original_checkpoint(model, os.path.join(albert_directory, checkpoint_name))
+    print(report.summary())
+    return save_original_checkpoint(model, export_path, global_step=0)

@@ -1,0 +1,62 @@
+r"""Converts an ALBERT checkpoint between formats and prints what was read.
+
+    python -m albert_tf.convert --input=albert-base-v2-hf --output=out/albert_base --to=original
+    python -m albert_tf.convert --input=albert_base/model.ckpt-best \
+        --albert_config_file=albert_base/albert_config.json --output=out/hf --to=hf
+
+Formats: `original` (the original release's TF1 names, as the released tarballs), `hf`
+(a Hugging Face directory: config.json + model.safetensors, loadable with
+`transformers.<AlbertFor…>.from_pretrained`), `keras` (our TF2 checkpoint, what every
+`--init_checkpoint` reads). The input may be any of them; its heads (pretraining, masked LM,
+classifier, multiple choice, SQuAD) are detected from its names and kept. A mismatch or an
+unreadable input is one line on stderr and exit status 1; nothing is written then.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from absl import app, flags, logging
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("input", None, "Checkpoint to read: original TF1 prefix or directory, one "
+                    "of ours, or a Hugging Face model directory.")
+flags.DEFINE_string("output", None, "Directory to write.")
+flags.DEFINE_enum("to", None, ["original", "hf", "keras"], "Output format.")
+flags.DEFINE_string("albert_config_file", None,
+                    "Config of an original/ours input (default: albert_config.json beside it); "
+                    "an HF config.json works too.")
+flags.DEFINE_enum("head", None, ["encoder", "pretraining", "masked_lm", "classification",
+                                 "multiple_choice", "question_answering", "squad_v2"],
+                  "The model to convert (default: detected from the input's names; a [1, H] "
+                  "classifier reads as classification, i.e. regression).")
+flags.DEFINE_string("spm_model_file", None,
+                    "SentencePiece model to copy along (default: an HF input's spiece.model).")
+flags.mark_flags_as_required(["input", "output", "to"])
+
+
+def main(argv: Sequence[str]) -> None:
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    # TensorFlow only now.
+    from albert_tf.checkpoints import CheckpointMismatchError
+    from albert_tf.checkpoints.conversion import convert_checkpoint
+    from albert_tf.finetuning.preflight import checkpoint_error
+
+    try:
+        result = convert_checkpoint(FLAGS.input, FLAGS.output, FLAGS.to, FLAGS.albert_config_file,
+                                    FLAGS.head, FLAGS.spm_model_file)
+    except (ValueError, FileNotFoundError) as e:  # mismatches and config errors are ValueErrors
+        logging.debug("traceback", exc_info=True)
+        if isinstance(e, (CheckpointMismatchError, FileNotFoundError)):  # the input's fault
+            e = checkpoint_error("input", FLAGS.input, e)
+        print(f"convert: error: {e}", file=sys.stderr)
+        sys.exit(1)
+    print(f"{result.source_kind} ({result.head}) → {result.target}: {result.output}")
+    print(result.report.summary())
+    print(f"wrote {result.written} tensors")
+
+
+if __name__ == "__main__":
+    app.run(main)

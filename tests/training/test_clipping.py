@@ -1,0 +1,303 @@
+"""Clipping by global norm as the original computes the norm (Q35) against TF1 and NumPy.
+
+The witness of *which* gradients TF1 hands `clip_by_global_norm` as IndexedSlices is a TF1
+graph (tf.compat.v1) with the original's embedding ops; the trajectories are checked
+against a NumPy reference of the original's clip + LAMB/AdamW update (faithfulness §6.3).
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf.models import AlbertClassifier, AlbertPretrainer
+from albert_tf.training import Callback, LoopConfig, MeanLossObjective, Trainer, create_optimizer
+from albert_tf.training.clipping import OccurrenceNormRule
+from albert_tf.training.distribute import uses_one_hot_lookups
+from albert_tf.training.pretraining import PretrainingObjective
+from tests.conftest import tiny_config
+from tests.training.test_optimizers import reference_lr, reference_update
+
+STEPS, BATCH, SEQ, LR, WARMUP = 10, 8, 16, 0.005, 2
+
+
+# ----- the witness: what TF1 hands clip_by_global_norm -----
+def tf1_gradient_types(tied_decoder: bool, one_hot_words: bool = False) -> dict[str, str]:
+    """Gradient types of the original's embedding tables in a TF1 graph built as its
+    modeling.py does: words by tf.nn.embedding_lookup (one-hot matmul under --use_tpu),
+    token types by one-hot matmul, positions by tf.slice; then either a pooled classifier
+    or the MLM decoder tied to the word table."""
+    graph = tf.Graph()
+    with graph.as_default():
+        v1 = tf.compat.v1
+        ids = tf.constant([[5, 7, 5, 5], [7, 7, 3, 5]])
+        types = tf.constant([[0, 0, 1, 1], [0, 1, 1, 1]])
+        words = v1.get_variable("word_embeddings", [10, 4])
+        type_table = v1.get_variable("token_type_embeddings", [2, 4])
+        positions = v1.get_variable("position_embeddings", [8, 4])
+        if one_hot_words:
+            x = tf.reshape(tf.matmul(tf.one_hot(tf.reshape(ids, [-1]), 10), words), [2, 4, 4])
+        else:
+            x = tf.nn.embedding_lookup(words, ids)
+        x += tf.reshape(tf.matmul(tf.one_hot(tf.reshape(types, [-1]), 2), type_table), [2, 4, 4])
+        x += tf.reshape(tf.slice(positions, [0, 0], [4, -1]), [1, 4, 4])
+        hidden = tf.tanh(x)
+        if tied_decoder:
+            logits = tf.matmul(tf.reshape(hidden, [-1, 4]), words, transpose_b=True)
+        else:
+            logits = tf.matmul(hidden[:, 0], v1.get_variable("output_weights", [4, 3]))
+        loss = tf.reduce_sum(tf.square(logits))
+        tables = [words, type_table, positions]
+        grads = v1.gradients(loss, tables)
+        return {t.op.name: type(g).__name__ for t, g in zip(tables, grads)}
+
+
+def test_tf1_hands_indexed_slices_only_for_the_untied_word_table():
+    assert tf1_gradient_types(tied_decoder=False) == {
+        "word_embeddings": "IndexedSlices", "token_type_embeddings": "SymbolicTensor",
+        "position_embeddings": "SymbolicTensor"}
+    # Pretraining: the MLM decoder reads the table densely; TF1 sums both into one Tensor.
+    assert set(tf1_gradient_types(tied_decoder=True).values()) == {"SymbolicTensor"}
+    # --use_tpu looks words up by one-hot matmul.
+    assert set(tf1_gradient_types(tied_decoder=False, one_hot_words=True).values()) == {
+        "SymbolicTensor"}
+
+
+# ----- the models and their fixed batches -----
+def classifier_batches(num_batches: int = 3, seed: int = 0):
+    """Sentence pairs over 6 distinct tokens (every token repeats many times)."""
+    rng = np.random.default_rng(seed)
+    n = num_batches * BATCH
+    ids = rng.choice([2, 3, 11, 12, 13, 14], (n, SEQ)).astype("int32")
+    mask = np.ones((n, SEQ), "int32")
+    mask[1::2, SEQ - 3:] = 0
+    types = np.zeros((n, SEQ), "int32")
+    types[:, SEQ // 2:] = 1
+    features = {"input_word_ids": ids * mask, "input_mask": mask, "input_type_ids": types * mask}
+    labels = {"label_ids": rng.integers(0, 3, n).astype("int32")}
+    return features, labels
+
+
+def pretraining_batches(num_batches: int = 3, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    n = num_batches * BATCH
+    ids = rng.choice([2, 3, 11, 12, 13, 14], (n, SEQ)).astype("int32")
+    positions = np.stack([rng.choice(np.arange(1, SEQ), 4, replace=False) for _ in range(n)])
+    features = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
+                "input_type_ids": (np.arange(SEQ) >= SEQ // 2).astype("int32") + 0 * ids,
+                "masked_lm_positions": positions.astype("int32")}
+    labels = {"masked_lm_ids": rng.choice([11, 12, 13, 14], (n, 4)).astype("int32"),
+              "masked_lm_weights": np.ones((n, 4), "float32"),
+              "next_sentence_labels": rng.integers(0, 2, n).astype("int32")}
+    return features, labels
+
+
+# The losses are scaled up so that every step's global norm is above 1 (clipped) while the
+# tiny model keeps its usual initialisation (a larger one makes its trajectory chaotic).
+LOSS_SCALE = 20.0
+
+
+def classification_loss(labels, outputs):
+    return LOSS_SCALE * tf.nn.sparse_softmax_cross_entropy_with_logits(labels["label_ids"],
+                                                                       outputs["logits"])
+
+
+class ScaledPretrainingObjective(PretrainingObjective):
+    def loss(self, labels, outputs, normalizers):
+        return LOSS_SCALE * super().loss(labels, outputs, normalizers)
+
+
+CASES = {
+    "classifier": (lambda: AlbertClassifier(tiny_config(), 3, dropout_rate=0.0),
+                   lambda: MeanLossObjective(classification_loss), classifier_batches),
+    "pretrainer": (lambda: AlbertPretrainer(tiny_config()), ScaledPretrainingObjective,
+                   pretraining_batches),
+}
+
+
+class NormLog(Callback):
+    def __init__(self):
+        self.norms = []
+
+    def on_log(self, step, logs):
+        self.norms.append(logs["gradient_norm"])
+
+
+def initial_weights(case):
+    keras.utils.set_random_seed(0)
+    return CASES[case][0]().get_weights()
+
+
+def train(case, optimizer, mode, output_dir, strategy=None, **loop):
+    """STEPS steps of the case's model from `initial_weights` on its batches, in order;
+    returns (trainer, per-step global norms as logged)."""
+    model_fn, objective_fn, batches_fn = CASES[case]
+    features, labels = batches_fn()
+    initial = initial_weights(case)
+
+    def dataset_fn(context):
+        ds = tf.data.Dataset.from_tensor_slices((features, labels)).repeat()
+        return ds.batch(context.get_per_replica_batch_size(BATCH), drop_remainder=True)
+
+    keras.utils.set_random_seed(0)
+    log = NormLog()
+    trainer = Trainer(
+        model_fn, objective_fn(),
+        LoopConfig(str(output_dir), num_train_steps=STEPS, train_batch_size=BATCH, log_steps=1,
+                   iterations_per_loop=STEPS, save_checkpoints_steps=STEPS,
+                   clip_norm_mode=mode, **loop),
+        optimizer_fn=lambda: create_optimizer(optimizer, LR, STEPS, WARMUP),
+        strategy=strategy, callbacks=[log],
+        init_fn=lambda model: model.set_weights(initial))
+    trainer.train(dataset_fn)
+    return trainer, log.norms
+
+
+# ----- the NumPy reference of the original's step -----
+def reference_run(case, optimizer, initial, per_occurrence_tables):
+    """STEPS updates as the original: tf.gradients → clip_by_global_norm(1.0), where the
+    tables in `per_occurrence_tables` count Σ‖row‖² over token occurrences → dense LAMB /
+    AdamW update in float64. The gradients come from a GradientTape of the same model at the
+    reference's weights. Returns (weights by path, per-step norms)."""
+    model_fn, objective_fn, batches_fn = CASES[case]
+    features, labels = batches_fn()
+    objective = objective_fn()
+    model = model_fn()
+    model.set_weights(initial)
+    variables = model.trainable_variables
+    weights = {v.path: v.numpy().astype(np.float64) for v in variables}
+    moments = {p: (np.zeros_like(w), np.zeros_like(w)) for p, w in weights.items()}
+    num_batches = len(labels[next(iter(labels))]) // BATCH
+    norms = []
+    for step in range(STEPS):
+        rows = slice((step % num_batches) * BATCH, (step % num_batches + 1) * BATCH)
+        batch_features = {k: v[rows] for k, v in features.items()}
+        batch_labels = {k: tf.constant(v[rows]) for k, v in labels.items()}
+        for v in variables:
+            v.assign(weights[v.path].astype(np.float32))
+        with tf.GradientTape() as tape:
+            outputs = model(batch_features, training=True)
+            loss = objective.loss(batch_labels, outputs, objective.normalizers(batch_labels))
+        grads, square_sum = [], 0.0
+        for g, v in zip(tape.gradient(loss, variables), variables):
+            table = v.path.rsplit("/", 1)[-1]
+            if table in per_occurrence_tables:
+                assert isinstance(g, tf.IndexedSlices), v.path
+                values = g.values.numpy().astype(np.float64)
+                # One row per token occurrence, as TF1's gather gradient (not deduplicated).
+                assert values.shape[0] == batch_features["input_word_ids"].size
+                square_sum += float((values ** 2).sum())  # one row per occurrence
+                dense = np.zeros(v.shape)
+                np.add.at(dense, g.indices.numpy(), values)
+            else:
+                dense = tf.convert_to_tensor(g).numpy().astype(np.float64)
+                square_sum += float((dense ** 2).sum())
+            grads.append(dense)
+        norm = np.sqrt(square_sum)
+        norms.append(norm)
+        factor = 1.0 / max(norm, 1.0)
+        lr = reference_lr(step, LR, STEPS, WARMUP, 0, 1.0)
+        for g, v in zip(grads, variables):
+            m, s = moments[v.path]
+            weights[v.path], m, s = reference_update(v.path, weights[v.path], g * factor, m, s,
+                                                     lr, optimizer == "lamb")
+            moments[v.path] = (m, s)
+    return weights, norms
+
+
+_REFERENCES: dict = {}
+_RUNS: dict = {}
+
+
+def reference(case, optimizer, tables):
+    """`reference_run` from `initial_weights(case)`, computed once per session."""
+    key = (case, optimizer, tables)
+    if key not in _REFERENCES:
+        _REFERENCES[key] = reference_run(case, optimizer, initial_weights(case), tables)
+    return _REFERENCES[key]
+
+
+def trained(case, optimizer, mode, tmp_path_factory, **loop):
+    """`train(...)` once per session: (per-occurrence variable paths, norms, final weights)."""
+    key = (case, optimizer, mode, tuple(sorted(loop.items())))
+    if key not in _RUNS:
+        trainer, norms = train(case, optimizer, mode, tmp_path_factory.mktemp("run"), **loop)
+        weights = {v.path: v.numpy() for v in trainer.model.trainable_variables}
+        _RUNS[key] = (trainer.per_occurrence_variables, norms, weights)
+    return _RUNS[key]
+
+
+def assert_matches(run, expected):
+    _, norms, weights = run
+    expected_weights, expected_norms = expected
+    assert min(expected_norms) > 1.0  # every step is clipped
+    np.testing.assert_allclose(norms, expected_norms, rtol=1e-5)
+    for path, value in weights.items():
+        np.testing.assert_allclose(value, expected_weights[path], atol=1e-5, rtol=0, err_msg=path)
+
+
+@pytest.mark.parametrize("optimizer", ["lamb", "adamw"])
+def test_classifier_counts_word_rows_per_occurrence(tmp_path_factory, optimizer):
+    """Fine-tuning: 10 steps equal the reference with word_embeddings per occurrence."""
+    run = trained("classifier", optimizer, "original", tmp_path_factory)
+    assert run[0] == ["embeddings/word_embeddings"]
+    assert_matches(run, reference("classifier", optimizer, ("word_embeddings",)))
+
+
+def test_classifier_dense_mode_is_another_trajectory(tmp_path_factory):
+    original = trained("classifier", "lamb", "original", tmp_path_factory)
+    dense = trained("classifier", "lamb", "dense", tmp_path_factory)
+    assert dense[0] == []
+    assert_matches(dense, reference("classifier", "lamb", ()))
+    assert abs(dense[1][0] / original[1][0] - 1) > 0.01, (original[1][0], dense[1][0])
+    assert max(np.abs(dense[2][p] - original[2][p]).max() for p in original[2]) > 1e-4
+
+
+@pytest.mark.parametrize("optimizer", ["lamb", "adamw"])
+def test_pretrainer_original_norm_is_the_dense_norm(tmp_path_factory, optimizer):
+    """Pretraining: the tied decoder makes TF1's word gradient dense — "original" counts
+    nothing per occurrence and follows the dense reference."""
+    run = trained("pretrainer", optimizer, "original", tmp_path_factory)
+    assert run[0] == []
+    assert_matches(run, reference("pretrainer", optimizer, ()))
+
+
+def test_accumulated_micro_batches_count_every_occurrence(tmp_path_factory):
+    """k = 2 micro-batches give the one-batch per-occurrence norm at every step."""
+    one = trained("classifier", "lamb", "original", tmp_path_factory)
+    two = trained("classifier", "lamb", "original", tmp_path_factory,
+                  gradient_accumulation_steps=2)
+    np.testing.assert_allclose(two[1], one[1], rtol=1e-5)
+
+
+def test_float16_loss_scaling_logs_and_clips_with_the_unscaled_norm(tmp_path_factory):
+    """--dtype=float16: the loop sees gradients of the scaled loss (×2^15) and must unscale
+    the norm before clipping; the 10 steps then follow the float32 norms to half precision."""
+    one = trained("classifier", "lamb", "original", tmp_path_factory)
+    half = trained("classifier", "lamb", "original", tmp_path_factory, dtype="float16")
+    assert half[0] == one[0]
+    np.testing.assert_allclose(half[1], one[1], rtol=2e-3)
+
+
+def test_two_replicas_count_every_occurrence(tmp_path_factory, mirrored_parity):
+    """2-replica MirroredStrategy (subprocess): the one-device per-occurrence norms."""
+    one = trained("classifier", "lamb", "original", tmp_path_factory)
+    np.testing.assert_allclose(mirrored_parity["classifier_norms"], one[1], rtol=1e-5)
+
+
+def test_tpu_lookups_and_dense_mode_count_nothing_per_occurrence():
+    rows = tf.IndexedSlices(tf.ones((3, 2)), tf.constant([1, 1, 4]), tf.constant([6, 2]))
+    table = keras.Variable(np.zeros((6, 2), "float32"), name="word_embeddings")
+    other = keras.Variable(np.zeros((6, 2), "float32"), name="token_type_embeddings")
+    assert OccurrenceNormRule("original").counts_per_occurrence(rows, table)
+    assert not OccurrenceNormRule("original").counts_per_occurrence(rows, other)
+    assert not OccurrenceNormRule("original", one_hot_lookups=True).counts_per_occurrence(rows, table)
+    assert not OccurrenceNormRule("dense").counts_per_occurrence(rows, table)
+    dense, square_sum, flags = OccurrenceNormRule("original").split([rows], [table])
+    assert flags == [True] and float(square_sum) == 6.0  # 3 rows of ‖(1, 1)‖² = 2
+    np.testing.assert_array_equal(dense[0].numpy()[1], [2.0, 2.0])  # dense norm² would be 10
+    with pytest.raises(ValueError, match="original, dense"):
+        OccurrenceNormRule("sparse")
+    assert not uses_one_hot_lookups(tf.distribute.get_strategy())  # TPUs only
