@@ -80,6 +80,7 @@ flags.DEFINE_string("export_dir", None, "Export a serving SavedModel of model.ck
 flags.DEFINE_float("threshold_to_export", float("nan"),
                    "If set, a constant 'threshold' output is added to the serving signature.")
 training_flags.define_training_flags()
+training_flags.define_bucketing_flag()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["data_dir", "task_name", "output_dir"])
 training_flags.register_float_validators({
@@ -93,7 +94,8 @@ _OPTION_FLAGS = (
     "eval_batch_size", "predict_batch_size", "learning_rate", "train_step", "warmup_step",
     "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop", "optimizer",
     "export_dir", "threshold_to_export", "log_steps", "gradient_accumulation_steps",
-    "jit_compile", "dtype", "seed", "clip_norm_mode", "recompute_grad")
+    "jit_compile", "dtype", "seed", "clip_norm_mode", "recompute_grad",
+    "bucket_by_length")
 
 
 def run():

@@ -80,6 +80,7 @@ flags.DEFINE_integer("iterations_per_loop", 1000,
                      "Steps per call of the compiled loop (at most save_checkpoints_steps).",
                      lower_bound=1)
 training_flags.define_training_flags()
+training_flags.define_bucketing_flag()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["data_dir", "output_dir"])
 flags.register_multi_flags_validator(
@@ -97,7 +98,8 @@ _OPTION_FLAGS = (
     "do_predict", "train_batch_size", "eval_batch_size", "predict_batch_size", "learning_rate",
     "train_step", "warmup_step", "save_checkpoints_steps", "iterations_per_loop", "log_steps",
     "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
-    "recompute_grad")
+    "recompute_grad",
+    "bucket_by_length")
 
 
 def run():

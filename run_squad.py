@@ -85,6 +85,7 @@ flags.DEFINE_float("null_score_diff_threshold", None,
                    "v2: use this null-score threshold instead of searching it on predict_file "
                    "(needed for files without answers).")
 training_flags.define_training_flags()
+training_flags.define_bucketing_flag()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["output_dir"])
 training_flags.register_float_validators({
@@ -103,7 +104,8 @@ _OPTION_FLAGS = (
     "use_einsum", "version_2_with_negative", "start_n_top", "end_n_top", "dropout_prob",
     "null_threshold_rule", "null_score_diff_threshold", "log_steps",
     "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
-    "recompute_grad")
+    "recompute_grad",
+    "bucket_by_length")
 
 
 def run():

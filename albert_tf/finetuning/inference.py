@@ -12,6 +12,8 @@ the i-th — and run under `strategy.run`; the replicas' results are concatenate
 order and the padding dropped, so row order is the input order. The step is traced once,
 with the batch and sequence axes left open, so batches of different padded lengths (length
 buckets) reuse it. On several workers each worker predicts the whole dataset it is given.
+Length-bucketed datasets (`bucketing.LengthBuckets.eval_batches`) reorder the examples and
+tag each with its file position; the results are put back in file order.
 
 Example:
     >>> predictor = Predictor(trainer.model, trainer.strategy, outputs=("logits",))
@@ -29,6 +31,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
+
+from albert_tf.finetuning.bucketing import restore_order
 
 
 def open_signature(spec: Any) -> Any:
@@ -93,6 +97,8 @@ class Predictor:
         @tf.function(input_signature=[open_signature(feature_spec)])
         def step(features):
             self.num_traces += 1  # Python side effect: counts traces, not calls
+            logging.info("Tracing the prediction step (batch and sequence axes open: one "
+                         "trace for every batch size and padded length)")
             rows = tf.shape(tf.nest.flatten(features)[0])[0]
             padding = (-rows) % replicas
             padded = tf.nest.map_structure(
@@ -118,7 +124,8 @@ class Predictor:
 
     def run(self, dataset: tf.data.Dataset, num_examples: int | None = None,
             description: str = "Predicting") -> dict[str, np.ndarray]:
-        """{each output: [N, …]} plus every passthrough key: [N, …], in dataset order.
+        """{each output: [N, …]} plus every passthrough key: [N, …], in dataset order (file
+        order for length-bucketed datasets).
 
         `dataset` yields batches of `(features, passthrough)` (or features alone);
         `num_examples`, when known, gives the progress log an ETA.
@@ -128,10 +135,15 @@ class Predictor:
         if self._step is None:
             self._trace(feature_spec)
         collected: dict[str, list[np.ndarray]] = {}
+        padded_lengths: dict[int, int] = {}  # padded sequence length → batches
         done, batches, start = 0, 0, time.perf_counter()
         for batch in dataset:
             features, passthrough = batch if isinstance(batch, tuple) else (batch, {})
-            rows = int(tf.shape(tf.nest.flatten(features)[0])[0])
+            first = tf.nest.flatten(features)[0]
+            rows = int(tf.shape(first)[0])
+            if first.shape.rank >= 2:
+                length = int(tf.shape(first)[-1])
+                padded_lengths[length] = padded_lengths.get(length, 0) + 1
             results = self._gather(self._step(features), rows)
             for key, value in passthrough.items():
                 if key in results:
@@ -147,7 +159,11 @@ class Predictor:
         seconds = time.perf_counter() - start
         logging.info("%s: %d examples in %.1f s (%.1f examples/s)", description, done, seconds,
                      done / seconds if seconds > 0 else 0.0)
-        return {key: np.concatenate(parts, axis=0) for key, parts in collected.items()}
+        if len(padded_lengths) > 1:
+            logging.info("%s: batches per padded length: %s", description,
+                         ", ".join(f"{k}: {v}" for k, v in sorted(padded_lengths.items())))
+        return restore_order({key: np.concatenate(parts, axis=0)
+                              for key, parts in collected.items()})
 
     @staticmethod
     def _log_progress(description: str, done: int, total: int | None, seconds: float) -> None:

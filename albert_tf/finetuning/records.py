@@ -10,6 +10,7 @@ Example:
     >>> write_feature_records("train.tf_record", {"input_ids": ("int64", ids), ...})
     >>> decode = feature_decoder((4, 128))
     >>> dataset = eval_dataset("eval.tf_record", 8, decode)
+    >>> dataset = eval_dataset("eval.tf_record", 8, decode, LengthBuckets(128))  # bucketed
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import tensorflow as tf
 
 from albert_tf.data.example_codec import encode_examples
 from albert_tf.data.tfrecord_io import AtomicTFRecordWriter
+from albert_tf.finetuning.bucketing import LengthBuckets
 
 # Original feature name → the model's input name (TF-Hub encoder convention).
 FEATURE_TO_INPUT = {"input_ids": "input_word_ids", "input_mask": "input_mask",
@@ -74,11 +76,17 @@ def feature_decoder(input_shape: Sequence[int], label_dtype: tf.DType = tf.int64
     return decode
 
 
+def local_replicas(context: tf.distribute.InputContext) -> int:
+    """Replicas fed by this input pipeline."""
+    return max(1, context.num_replicas_in_sync // max(1, context.num_input_pipelines))
+
+
 def train_dataset_fn(path: str, batch_size: int, decode: Callable, seed: int | None = None,
-                     shuffle_buffer: int = 100
+                     shuffle_buffer: int = 100, buckets: LengthBuckets | None = None
                      ) -> Callable[[tf.distribute.InputContext], tf.data.Dataset]:
     """The loop's training input, as the original's: repeat, shuffle(100), batch dropping
-    the remainder. `batch_size` is global; each input pipeline reads its shard."""
+    the remainder. `batch_size` is global; each input pipeline reads its shard. With
+    `buckets`, batches group examples of one bucket length (`LengthBuckets.train_batches`)."""
 
     def dataset_fn(context: tf.distribute.InputContext) -> tf.data.Dataset:
         dataset = tf.data.TFRecordDataset(path)
@@ -86,13 +94,21 @@ def train_dataset_fn(path: str, batch_size: int, decode: Callable, seed: int | N
             dataset = dataset.shard(context.num_input_pipelines, context.input_pipeline_id)
         dataset = dataset.repeat().shuffle(shuffle_buffer, seed=seed)
         dataset = dataset.map(decode, num_parallel_calls=tf.data.AUTOTUNE)
-        return dataset.batch(context.get_per_replica_batch_size(batch_size),
-                             drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+        per_replica = context.get_per_replica_batch_size(batch_size)
+        if buckets is not None:
+            dataset = buckets.train_batches(dataset, per_replica, local_replicas(context))
+        else:
+            dataset = dataset.batch(per_replica, drop_remainder=True)
+        return dataset.prefetch(tf.data.AUTOTUNE)
 
     return dataset_fn
 
 
-def eval_dataset(path: str, batch_size: int, decode: Callable) -> tf.data.Dataset:
-    """Eval/predict input: every record once, in order, the last (short) batch kept."""
+def eval_dataset(path: str, batch_size: int, decode: Callable,
+                 buckets: LengthBuckets | None = None) -> tf.data.Dataset:
+    """Eval/predict input: every record once, in order, the last (short) batch kept; with
+    `buckets`, grouped by length and tagged with their order (`LengthBuckets.eval_batches`)."""
     dataset = tf.data.TFRecordDataset(path).map(decode)
+    if buckets is not None:
+        return buckets.eval_batches(dataset, batch_size).prefetch(tf.data.AUTOTUNE)
     return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)

@@ -24,6 +24,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.finetuning.bucketing import LengthBuckets, uses_static_shapes
 from albert_tf.finetuning.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator,
                                                   numbered_checkpoints)
 from albert_tf.finetuning.inference import Predictor
@@ -59,6 +60,8 @@ class FineTuningOptions:
     seed: int | None = None
     clip_norm_mode: str = "original"
     recompute_grad: bool = False
+    # Length-bucketed batches (`bucketing`); None: on, except on TPU.
+    bucket_by_length: bool | None = None
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -156,6 +159,26 @@ class FineTuningRun(abc.ABC):
         else:
             logging.info("Using the weights of %s", self.opts.albert_hub_module_handle)
         self._initial_weights_loaded = True
+
+    def length_buckets(self, max_seq_length: int, min_length: int = 1) -> LengthBuckets | None:
+        """The bucket lengths of this run's batches, or None for batches padded to
+        max_seq_length (--nobucket_by_length, or a TPU by default)."""
+        enabled = self.opts.bucket_by_length
+        static = uses_static_shapes(self.strategy)
+        if enabled and static:
+            raise FineTuningError("bucket_by_length needs batches of varying length, which a "
+                                  "TPU cannot run; pass --nobucket_by_length")
+        if enabled is None:
+            enabled = not static
+        if not enabled:
+            logging.info("Batches are padded to max_seq_length %d", max_seq_length)
+            return None
+        buckets = LengthBuckets(max_seq_length, min_length=min_length)
+        logging.info("Length-bucketed batches, padded to one of %s: the train and prediction "
+                     "steps are traced once with an open sequence axis (under XLA, compiled "
+                     "once per length: at most %d times)", list(buckets.lengths),
+                     len(buckets.lengths))
+        return buckets
 
     @property
     def has_initial_weights(self) -> bool:

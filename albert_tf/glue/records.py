@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from albert_tf.finetuning import feature_cache
 from albert_tf.finetuning import records as shared
+from albert_tf.finetuning.bucketing import LengthBuckets
 from albert_tf.glue.features import InputFeatures
 from albert_tf.glue.tsv import read_bytes
 from albert_tf.tokenization import FullTokenizer
@@ -82,17 +83,20 @@ def decoder(max_seq_length: int, is_regression: bool) -> Callable:
 
 
 def train_dataset_fn(path: str, batch_size: int, max_seq_length: int, is_regression: bool,
-                     seed: int | None = None
+                     seed: int | None = None, buckets: LengthBuckets | None = None
                      ) -> Callable[[tf.distribute.InputContext], tf.data.Dataset]:
-    """The loop's training input: repeat, shuffle(100), batch dropping the remainder (§8.3).
+    """The loop's training input: repeat, shuffle(100), batch dropping the remainder (§8.3),
+    grouped by length with `buckets`.
 
     `batch_size` is global; each input pipeline reads its shard and batches its share.
     """
     return shared.train_dataset_fn(path, batch_size, decoder(max_seq_length, is_regression),
-                                   seed)
+                                   seed, buckets=buckets)
 
 
-def eval_dataset(path: str, batch_size: int, max_seq_length: int,
-                 is_regression: bool) -> tf.data.Dataset:
-    """Eval/predict input: every record once, in order, last batch kept (§8.3)."""
-    return shared.eval_dataset(path, batch_size, decoder(max_seq_length, is_regression))
+def eval_dataset(path: str, batch_size: int, max_seq_length: int, is_regression: bool,
+                 buckets: LengthBuckets | None = None) -> tf.data.Dataset:
+    """Eval/predict input: every record once, in order, last batch kept (§8.3); with
+    `buckets`, grouped by length (the predictor restores the order)."""
+    return shared.eval_dataset(path, batch_size, decoder(max_seq_length, is_regression),
+                               buckets)

@@ -122,6 +122,7 @@ class GlueRun(FineTuningRun):
         for split, examples in self.examples.items():
             logging.info("%s %s: %d examples", self.task.name, split, len(examples))
         self.records = {split: self._records(split) for split in wanted}
+        self.buckets = self.length_buckets(opts.max_seq_length)
         self.setup(model_fn, glue_objective(self.task), self.task.metric_key,
                    num_train_steps=opts.train_step, num_warmup_steps=opts.warmup_step,
                    optimizer_name=opts.optimizer, keep_checkpoint_max=KEEP_ALL_CHECKPOINTS)
@@ -143,7 +144,7 @@ class GlueRun(FineTuningRun):
 
     def _dataset(self, split: str, batch_size: int) -> tf.data.Dataset:
         return records.eval_dataset(self.records[split], batch_size, self.opts.max_seq_length,
-                                    self.task.is_regression)
+                                    self.task.is_regression, self.buckets)
 
     # ----- model -----
     def warm_start(self, model: keras.Model) -> None:
@@ -169,7 +170,8 @@ class GlueRun(FineTuningRun):
         opts = self.opts
         self.result.train_logs = super().train(
             records.train_dataset_fn(self.records["train"], opts.train_batch_size,
-                                     opts.max_seq_length, self.task.is_regression, opts.seed),
+                                     opts.max_seq_length, self.task.is_regression, opts.seed,
+                                     self.buckets),
             evaluate_on_save=opts.do_eval)
 
     def evaluate(self) -> None:

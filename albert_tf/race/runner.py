@@ -140,6 +140,7 @@ class RaceRun(FineTuningRun):
                          ", ".join(self.levels))
         self.records = {split: self._records(split) for split in wanted}
         self.decode = records.race_decoder(opts.max_seq_length)
+        self.buckets = self.length_buckets(opts.max_seq_length)  # by the longest option
         self.setup(model_fn, classification_objective(), METRIC_KEY,
                    num_train_steps=opts.train_step, num_warmup_steps=opts.warmup_step,
                    optimizer_name="adamw", keep_checkpoint_max=opts.num_keep_checkpoint)
@@ -158,7 +159,7 @@ class RaceRun(FineTuningRun):
             owned=not named)
 
     def _dataset(self, split: str, batch_size: int) -> tf.data.Dataset:
-        return eval_dataset(self.records[split], batch_size, self.decode)
+        return eval_dataset(self.records[split], batch_size, self.decode, self.buckets)
 
     # ----- model -----
     def _build_model(self, config: AlbertConfig, encoder) -> AlbertMultipleChoice:
@@ -190,7 +191,8 @@ class RaceRun(FineTuningRun):
     def train(self) -> None:  # pylint: disable=arguments-differ
         opts = self.opts
         self.result.train_logs = super().train(train_dataset_fn(
-            self.records["train"], opts.train_batch_size, self.decode, opts.seed),
+            self.records["train"], opts.train_batch_size, self.decode, opts.seed,
+            buckets=self.buckets),
             evaluate_on_save=opts.do_eval)
         self.result.eval_results = self.eval_results
 

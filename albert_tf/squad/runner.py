@@ -25,6 +25,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
+from albert_tf.finetuning.bucketing import LengthBuckets
 from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
 from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.run import FineTuningError, FineTuningOptions, FineTuningRun
@@ -150,11 +151,25 @@ class SquadRun(FineTuningRun):
             self._predict_records() if opts.do_predict else (None, []))
         num_train_steps = self._num_train_steps()
         self.result.num_train_steps = num_train_steps
+        self.buckets = self._length_buckets()
         self.setup(model_fn, squad_objective(v2), METRIC_KEY, num_train_steps=num_train_steps,
                    num_warmup_steps=int(num_train_steps * opts.warmup_proportion),
                    optimizer_name="adamw",  # the original always uses AdamW here
                    predict_outputs=V2_OUTPUTS if v2 else V1_OUTPUTS,
                    model_inputs=inputs.inference_inputs if v2 else None)
+
+    def _length_buckets(self) -> LengthBuckets | None:
+        """v2: length buckets of at least max(start_n_top, end_n_top) positions (the beam's
+        top-k). v1 keeps max_seq_length: its padding logits are unmasked (Q22), so they enter
+        the loss's softmax and can take n-best slots — cutting them would change results."""
+        opts = self.opts
+        if opts.version_2_with_negative:
+            return self.length_buckets(opts.max_seq_length,
+                                       min_length=max(opts.start_n_top, opts.end_n_top))
+        if opts.bucket_by_length:
+            logging.warning("--bucket_by_length has no effect on SQuAD v1: its unmasked padding "
+                            "logits are part of the loss and of the n-best search (Q22)")
+        return None
 
     def _num_train_steps(self) -> int:
         """As the original: from the number of examples, not of windows (§9.1)."""
@@ -224,7 +239,8 @@ class SquadRun(FineTuningRun):
         """n-best lists (and null scores) of the model's current weights."""
         opts = self.opts
         dataset = inputs.predict_dataset(self.predict_records, opts.predict_batch_size,
-                                         opts.max_seq_length, opts.version_2_with_negative)
+                                         opts.max_seq_length, opts.version_2_with_negative,
+                                         self.buckets)
         outputs = self.predictor.run(dataset, len(self.predict_features),
                                      "Predicting SQuAD features")
         raw = results_by_unique_id(outputs, self.predictor.outputs)
@@ -271,7 +287,7 @@ class SquadRun(FineTuningRun):
         opts = self.opts
         self.result.train_logs = super().train(inputs.train_dataset_fn(
             self.train_records, opts.train_batch_size, opts.max_seq_length,
-            opts.version_2_with_negative, opts.seed))
+            opts.version_2_with_negative, opts.seed, self.buckets))
 
     def predict(self) -> None:
         """Evaluates pending checkpoints (or the initial weights), leaving the best's files."""

@@ -83,6 +83,18 @@ def define_tpu_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
            "the TPU system.", lower_bound=1)
 
 
+def define_bucketing_flag(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """--bucket_by_length of the fine-tuning scripts (`albert_tf.finetuning.bucketing`);
+    unset means on, except on TPU (idempotent)."""
+    _define_once(flags.DEFINE_bool, "bucket_by_length", None,
+                 "Pad each batch to the shortest multiple of 16 that holds its examples "
+                 "(grouped by length) instead of to max_seq_length: the same eval and predict "
+                 "results, faster. Default: on, except on TPU (static shapes). Training "
+                 "batches then group examples of similar length; --nobucket_by_length keeps "
+                 "the original's batch order. SQuAD v1 always pads (Q22).",
+                 flag_values=flag_values)
+
+
 @dataclasses.dataclass(frozen=True)
 class FloatRange:
     """What a float flag must hold besides being finite: optional bounds (closed unless

@@ -3,14 +3,21 @@ and CoLA-format fixtures; the prediction files parse as the GLUE server expects 
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from albert_tf import AlbertConfig
+from albert_tf.checkpoints import save_original_checkpoint
 from albert_tf.glue import GlueProcessor, get_task, read_submission
+from albert_tf.glue.corpus_task import build_corpus_task
 from albert_tf.glue.runner import GlueRunOptions, run
+from albert_tf.models import AlbertPretrainer
 
 E2E_TASKS = ("mrpc", "sts-b", "mnli", "cola")
 METRIC_KEYS = {"mrpc": {"eval_accuracy", "eval_loss", "f1"},
@@ -128,3 +135,45 @@ def test_ax_and_mnli_mismatched_from_the_mnli_model(runs, glue_dir, tiny_config_
     with pytest.raises(ValueError, match="task ax has no train split"):
         run(make_options(glue_dir, tiny_config_file, text_assets.spm_model, tmp_path / "x", "ax",
                          do_train=True))
+
+
+def _results_lines(path):
+    with open(path) as f:
+        return [line.split(" = ", 1) for line in f.read().splitlines() if " = " in line]
+
+
+def test_length_bucketed_eval_and_predict_equal_padded(tmp_path, tiny_config_file, text_assets,
+                                                       caplog):
+    """--bucket_by_length: the eval_results.txt and prediction files of batches padded to
+    max_seq_length, within float round-off, on a corpus task of mixed lengths."""
+    data_dir = str(tmp_path / "data")
+    build_corpus_task(data_dir, text_assets.corpus, num_train=2, num_dev=40, num_test=30,
+                      min_words=2, max_words=24)
+    keras.utils.set_random_seed(11)
+    pretrainer = AlbertPretrainer(AlbertConfig.from_json_file(tiny_config_file))
+    init = save_original_checkpoint(pretrainer, str(tmp_path / "init" / "model.ckpt"))
+    outputs = {}
+    for bucketed in (False, True):
+        keras.utils.set_random_seed(3)  # the same classifier head in both runs
+        outputs[bucketed] = out = tmp_path / f"bucketed_{bucketed}"
+        with caplog.at_level(logging.INFO, logger="absl"):
+            run(GlueRunOptions(data_dir=data_dir, task_name="mrpc", output_dir=str(out),
+                               albert_config_file=tiny_config_file,
+                               spm_model_file=text_assets.spm_model, max_seq_length=64,
+                               eval_batch_size=8, predict_batch_size=4, do_eval=True,
+                               do_predict=True, init_checkpoint=init, bucket_by_length=bucketed))
+    for phase in ("Evaluating mrpc dev", "Predicting mrpc test"):  # 3 or more lengths used
+        assert re.search(phase + r": batches per padded length: \d+: \d+, \d+: \d+, \d+: ",
+                         caplog.text), phase
+    padded, bucketed = (_results_lines(outputs[b] / "eval_results.txt") for b in (False, True))
+    assert [key for key, _ in bucketed] == [key for key, _ in padded]
+    for (key, want), (_, got) in zip(padded, bucketed):
+        if want == "None":  # "best" of the first evaluation
+            assert got == want
+        else:
+            assert float(got) == pytest.approx(float(want), abs=1e-5), key
+    probabilities = [np.loadtxt(outputs[b] / "test_results.tsv", delimiter="\t") for b in (False, True)]
+    np.testing.assert_allclose(probabilities[1], probabilities[0], atol=1e-5)
+    assert np.abs(probabilities[0][:, 1] - 0.5).min() > 1e-5  # no near-tie could flip a label
+    for name in ("MRPC.tsv", "submit_results.tsv"):
+        assert (outputs[True] / name).read_text() == (outputs[False] / name).read_text()

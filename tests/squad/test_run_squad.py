@@ -89,7 +89,7 @@ def test_v1_end_to_end(config_file, spm_model, tmp_path, caplog):
         assert os.path.exists(tmp_path / name), name
 
 
-def test_v2_end_to_end_then_predict_only(config_file, spm_model, tmp_path):
+def test_v2_end_to_end_then_predict_only(config_file, spm_model, tmp_path, caplog):
     init = seeded_init_checkpoint(config_file, str(tmp_path / "init"))
     result = run(_options(config_file, spm_model, tmp_path, v2=True, init_checkpoint=init))
     assert_matches_reference("v2", tmp_path)
@@ -110,6 +110,13 @@ def test_v2_end_to_end_then_predict_only(config_file, spm_model, tmp_path):
                 "best_f1", "best_f1_thresh"):
         assert reported[key] == pytest.approx(official[key]), key
     assert reported["HasAns_total"] == 45 and reported["NoAns_total"] == 11
+
+    # Length-bucketed prediction of the same checkpoint: the same files and scores.
+    with caplog.at_level(logging.INFO, logger="absl"):
+        run(_options(config_file, spm_model, tmp_path, v2=True, do_train=False,
+                     bucket_by_length=True))
+    assert "Predicting SQuAD features: batches per padded length: " in caplog.text
+    assert_matches_reference("v2", tmp_path)
 
     # Predict only (Q23 fixed: train_file is never read): caches and the best checkpoint
     # are reused, the inclusive threshold rule is honoured.
