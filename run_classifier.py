@@ -87,22 +87,12 @@ training_flags.register_float_validators({
     "learning_rate": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),
     "threshold_to_export": training_flags.FloatRange(unset=True)})
 
-_OPTION_FLAGS = (
-    "data_dir", "task_name", "output_dir", "albert_config_file", "vocab_file", "spm_model_file",
-    "cached_dir", "init_checkpoint", "albert_hub_module_handle", "do_lower_case",
-    "max_seq_length", "do_train", "do_eval", "do_predict", "train_batch_size",
-    "eval_batch_size", "predict_batch_size", "learning_rate", "train_step", "warmup_step",
-    "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop", "optimizer",
-    "export_dir", "threshold_to_export", "log_steps", "gradient_accumulation_steps",
-    "jit_compile", "dtype", "seed", "clip_norm_mode", "recompute_grad",
-    "bucket_by_length")
-
 
 def run():
     """FLAGS → GlueRunOptions → albert_tf.glue.runner.run."""
     from albert_tf.glue.runner import GlueRunOptions, run as run_glue
 
-    return cli.run_from_flags(GlueRunOptions, run_glue, _OPTION_FLAGS)
+    return cli.run_from_flags(GlueRunOptions, run_glue)
 
 
 def main(argv: Sequence[str]) -> None:

@@ -90,22 +90,12 @@ flags.register_multi_flags_validator(["do_train", "do_eval"], lambda f: f["do_tr
 training_flags.register_float_validators(FLOAT_RANGES)
 
 
-_OPTION_FLAGS = (
-    "albert_config_file", "input_file", "output_dir", "init_checkpoint", "max_seq_length",
-    "max_predictions_per_seq", "do_train", "do_eval", "train_batch_size", "eval_batch_size",
-    "optimizer", "learning_rate", "poly_power", "num_train_steps", "num_warmup_steps",
-    "start_warmup_step", "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop",
-    "max_eval_steps", "init_from_group0", "dynamic_masking", "sentence_prediction", "log_steps",
-    "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
-    "recompute_grad")
-
-
 def run(callbacks: Sequence = ()) -> dict:
     """FLAGS → PretrainingRunOptions → albert_tf.training.pretraining_run.run; the strategy
     is set up only after the config, option and record checks passed."""
     from albert_tf.training.pretraining_run import PretrainingRunOptions, run as run_pretraining
 
-    options = PretrainingRunOptions(**{name: FLAGS[name].value for name in _OPTION_FLAGS})
+    options = cli.options_from_flags(PretrainingRunOptions, FLAGS)
     return run_pretraining(options, lambda: training_flags.setup_from_flags(FLAGS), callbacks)
 
 

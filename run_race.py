@@ -90,23 +90,12 @@ training_flags.register_float_validators({
     "learning_rate": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),
     "dropout_prob": training_flags.DROPOUT})
 
-_OPTION_FLAGS = (
-    "data_dir", "albert_config_file", "task_name", "vocab_file", "train_file", "eval_file",
-    "predict_file", "spm_model_file", "output_dir", "init_checkpoint",
-    "albert_hub_module_handle", "do_lower_case", "dropout_prob", "max_seq_length",
-    "max_qa_length", "num_keep_checkpoint", "high_only", "middle_only", "do_train", "do_eval",
-    "do_predict", "train_batch_size", "eval_batch_size", "predict_batch_size", "learning_rate",
-    "train_step", "warmup_step", "save_checkpoints_steps", "iterations_per_loop", "log_steps",
-    "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
-    "recompute_grad",
-    "bucket_by_length")
-
 
 def run():
     """FLAGS → RaceRunOptions → albert_tf.race.runner.run."""
     from albert_tf.race.runner import RaceRunOptions, run as run_race
 
-    return cli.run_from_flags(RaceRunOptions, run_race, _OPTION_FLAGS)
+    return cli.run_from_flags(RaceRunOptions, run_race)
 
 
 def main(argv: Sequence[str]) -> None:

@@ -94,19 +94,6 @@ training_flags.register_float_validators({
     "warmup_proportion": training_flags.PROBABILITY,
     "dropout_prob": training_flags.DROPOUT})
 
-_OPTION_FLAGS = (
-    "albert_config_file", "spm_model_file", "output_dir", "vocab_file", "train_file",
-    "predict_file", "train_feature_file", "predict_feature_file", "predict_feature_left_file",
-    "init_checkpoint", "albert_hub_module_handle", "do_lower_case", "max_seq_length",
-    "doc_stride", "max_query_length", "do_train", "do_predict", "train_batch_size",
-    "predict_batch_size", "learning_rate", "num_train_epochs", "warmup_proportion",
-    "save_checkpoints_steps", "iterations_per_loop", "n_best_size", "max_answer_length",
-    "use_einsum", "version_2_with_negative", "start_n_top", "end_n_top", "dropout_prob",
-    "null_threshold_rule", "null_score_diff_threshold", "log_steps",
-    "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
-    "recompute_grad",
-    "bucket_by_length")
-
 
 def run():
     """FLAGS → SquadRunOptions → albert_tf.squad.runner.run."""
@@ -114,7 +101,7 @@ def run():
 
     if FLAGS.export_dir:
         raise NotImplementedError("--export_dir (v1 SavedModel/TFLite export) is not implemented")
-    return cli.run_from_flags(SquadRunOptions, run_squad, _OPTION_FLAGS)
+    return cli.run_from_flags(SquadRunOptions, run_squad)
 
 
 def main(argv: Sequence[str]) -> None:

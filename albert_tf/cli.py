@@ -8,13 +8,14 @@ not a traceback (`--verbosity=1` logs it). Other exceptions propagate with their
 
 Example:
     >>> def run():
-    ...     return run_from_flags(RaceRunOptions, run_race, _OPTION_FLAGS)
+    ...     return run_from_flags(RaceRunOptions, run_race)
     >>> def main(argv):
     ...     run_script("run_race", argv, run)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any, Callable, Sequence
 
@@ -55,10 +56,23 @@ def run_script(name: str, argv: Sequence[str], run: Callable[[], Any]) -> None:
         sys.exit(1)
 
 
-def run_from_flags(options_class: Callable[..., Any], run_fn: Callable[[Any, Any], Any],
-                   option_flags: Sequence[str], flag_values: flags.FlagValues = flags.FLAGS
-                   ) -> Any:
-    """`run_fn(options_class(**{flag: value}), strategy)`: the flags named in `option_flags`
-    become the run's options; the strategy (and seed, determinism) come from the loop's flags."""
-    options = options_class(**{name: flag_values[name].value for name in option_flags})
-    return run_fn(options, training_flags.setup_from_flags(flag_values))
+def options_from_flags(options_class: type, flag_values: flags.FlagValues = flags.FLAGS) -> Any:
+    """`options_class` (a dataclass) with every field set from the flag of the same name.
+
+    The options dataclass is the one list of a script's settings: a field without a flag is a
+    programming error named here, and tests/test_script_options.py checks names and defaults.
+    """
+    values = {}
+    for field in dataclasses.fields(options_class):
+        if field.name not in flag_values:
+            raise AttributeError(f"{options_class.__name__}.{field.name} has no --{field.name} flag")
+        values[field.name] = flag_values[field.name].value
+    return options_class(**values)
+
+
+def run_from_flags(options_class: type, run_fn: Callable[[Any, Any], Any],
+                   flag_values: flags.FlagValues = flags.FLAGS) -> Any:
+    """`run_fn(options, strategy)`: the options from their flags (`options_from_flags`); the
+    strategy (and seed, determinism) from the loop's flags."""
+    return run_fn(options_from_flags(options_class, flag_values),
+                  training_flags.setup_from_flags(flag_values))

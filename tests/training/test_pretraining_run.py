@@ -4,8 +4,6 @@ before anything is built; --sentence_prediction=none trains the masked LM alone.
 
 from __future__ import annotations
 
-import ast
-import dataclasses
 import os
 import re
 
@@ -20,16 +18,6 @@ from tests.data import record_files
 from tests.training import processes
 
 SEQ, PRED = 16, 4
-
-
-def test_the_script_fills_every_option_from_its_flags():
-    """run_pretraining.py's _OPTION_FLAGS and the options dataclass name the same settings, so
-    the script and in-process callers (albert_tf.experiments) run the same configuration."""
-    with open(os.path.join(processes.REPO, "run_pretraining.py"), encoding="utf-8") as f:
-        tree = ast.parse(f.read())
-    names = next(ast.literal_eval(node.value) for node in tree.body
-                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_OPTION_FLAGS")
-    assert sorted(names) == sorted(f.name for f in dataclasses.fields(PretrainingRunOptions))
 
 
 @pytest.fixture(scope="module")
