@@ -21,8 +21,11 @@ $(STAMP): $(PY) requirements.txt requirements-dev.txt pyproject.toml
 
 install: $(STAMP)
 
+# Test files run in $(TEST_WORKERS) processes (pytest-xdist; a file's tests stay together so its
+# module fixtures are built once); the slowest tests are listed at the end.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
 
 # The main job on the built-in corpus, one real command per step (see README "make demo").
 D := $(DEMO_DIR)
