@@ -81,8 +81,7 @@ def _frozen(fn: tf.types.experimental.GenericFunction) -> tf.types.experimental.
     return frozen
 
 
-def convert(fn: tf.types.experimental.GenericFunction, quantization: str,
-            trackable: tf.Module | None = None) -> bytes:
+def convert(fn: tf.types.experimental.GenericFunction, quantization: str) -> bytes:
     """The flatbuffer of `fn` (builtin ops only, weights frozen), quantized as asked:
     `dynamic_int8` int8 weights with dynamic-range int8 matmuls, `float16` float16 weights."""
     if quantization not in TFLITE_QUANTIZATIONS:
@@ -132,10 +131,10 @@ def check_finite(model_content: bytes, inputs: Mapping[str, np.ndarray], what: s
 
 
 def write_tflite(fn: tf.types.experimental.GenericFunction, path: str, quantization: str,
-                 vocab_size: int, trackable: tf.Module | None = None) -> str:
+                 vocab_size: int) -> str:
     """Converts `fn` (a `token_function`), checks it on a sample input and writes `path`
     atomically; returns the path."""
-    content = convert(fn, quantization, trackable)
+    content = convert(fn, quantization)
     max_seq_length = fn.input_signature[0].shape[1]
     sample = sample_inputs(max_seq_length, vocab_size)
     outputs = check_finite(content, sample, path)

@@ -74,7 +74,7 @@ def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
         lite = token_function(lite_model, max_seq_length,
                               lambda out: classifier_outputs(out, is_regression))
         write_tflite(lite, os.path.join(staging, TFLITE_FILE), tflite_quantization,
-                     vocab_size or lite_model.config.vocab_size, lite_model)
+                     vocab_size or lite_model.config.vocab_size)
         if os.path.exists(export_dir):
             shutil.rmtree(export_dir)
         os.replace(staging, export_dir)

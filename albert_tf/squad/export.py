@@ -43,7 +43,7 @@ def export_squad_v1(model: keras.Model, export_dir: str, max_seq_length: int,
         tf.saved_model.save(module, os.path.join(staging, SAVED_MODEL_DIR),
                             signatures={"serving_default": module.serve})
         write_tflite(module.serve, os.path.join(staging, TFLITE_FILE), tflite_quantization,
-                     vocab_size, module)
+                     vocab_size)
         if os.path.exists(export_dir):
             shutil.rmtree(export_dir)
         os.replace(staging, export_dir)
