@@ -76,11 +76,13 @@ flags.DEFINE_integer("iterations_per_loop", 1000,
                      "Steps per call of the compiled loop (at most save_checkpoints_steps).",
                      lower_bound=1)
 flags.DEFINE_enum("optimizer", "adamw", list(OPTIMIZER_NAMES), "adamw or lamb.")
-flags.DEFINE_string("export_dir", None, "Export a serving SavedModel of model.ckpt-best here.")
+flags.DEFINE_string("export_dir", None, "Export a serving SavedModel of model.ckpt-best here, "
+                    "with albert_model.tflite (int32 token inputs) beside it.")
 flags.DEFINE_float("threshold_to_export", float("nan"),
                    "If set, a constant 'threshold' output is added to the serving signature.")
 training_flags.define_training_flags()
 training_flags.define_bucketing_flag()
+training_flags.define_tflite_flag()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["data_dir", "task_name", "output_dir"])
 training_flags.register_float_validators({

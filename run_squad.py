@@ -3,7 +3,8 @@
 The original's run_squad_v1 / run_squad_v2 flags and defaults (spec §9.1) — v2 with
 --version_2_with_negative — plus the training loop's shared flags (--distribution_strategy,
 --num_gpus, --dtype, --jit_compile, --gradient_accumulation_steps, --seed, --deterministic,
---log_steps) and ours: --null_threshold_rule, --null_score_diff_threshold.
+--log_steps) and ours: --null_threshold_rule, --null_score_diff_threshold,
+--tflite_quantization (of v1's --export_dir).
 
     python run_squad.py --version_2_with_negative \
         --albert_config_file=albert_base/albert_config.json \
@@ -13,7 +14,8 @@ The original's run_squad_v1 / run_squad_v2 flags and defaults (spec §9.1) — v
         --train_batch_size=48 --learning_rate=5e-5 --num_train_epochs=2
 
 Writes predictions.json, nbest_predictions.json, null_odds.json (v2) and eval_results.txt
-(official-script metrics) in --output_dir. Bad input stops the run with one line and a
+(official-script metrics) in --output_dir; v1's --export_dir writes saved_model/ and
+albert_model.tflite there. Bad input stops the run with one line and a
 non-zero exit; skipped questions are counted and listed at the end.
 """
 
@@ -72,7 +74,10 @@ flags.DEFINE_integer("iterations_per_loop", 1000, "Steps per call of the compile
 flags.DEFINE_integer("n_best_size", 20, "n-best answers kept per question.", lower_bound=1)
 flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in pieces.", lower_bound=1)
 flags.DEFINE_bool("use_einsum", True, "v1's TFLite switch; accepted, no effect here.")
-flags.DEFINE_string("export_dir", None, "v1's SavedModel/TFLite export; not implemented here.")
+flags.DEFINE_string("export_dir", None,
+                    "v1: export the best weights here as saved_model/ and albert_model.tflite "
+                    "(int32 [1, max_seq_length] input_ids, input_mask, segment_ids → "
+                    "start_logits, end_logits).")
 flags.DEFINE_bool("version_2_with_negative", False, "SQuAD 2.0: unanswerable questions, v2 head.")
 flags.DEFINE_integer("start_n_top", 5, "v2: beam size over start positions.", lower_bound=1)
 flags.DEFINE_integer("end_n_top", 5, "v2: beam size over end positions per start.", lower_bound=1)
@@ -86,6 +91,7 @@ flags.DEFINE_float("null_score_diff_threshold", None,
                    "(needed for files without answers).")
 training_flags.define_training_flags()
 training_flags.define_bucketing_flag()
+training_flags.define_tflite_flag()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["output_dir"])
 training_flags.register_float_validators({
@@ -99,8 +105,6 @@ def run():
     """FLAGS → SquadRunOptions → albert_tf.squad.runner.run."""
     from albert_tf.squad.runner import SquadRunOptions, run as run_squad
 
-    if FLAGS.export_dir:
-        raise NotImplementedError("--export_dir (v1 SavedModel/TFLite export) is not implemented")
     return cli.run_from_flags(SquadRunOptions, run_squad)
 
 

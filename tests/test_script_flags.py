@@ -78,3 +78,15 @@ def test_bad_clip_norm_mode_is_one_line(tmp_path, script):
     assert result.stderr.strip() == (f"{script}: error: flag --clip_norm_mode=sparse: value "
                                      "should be one of <original|dense>")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("script", ["run_classifier", "run_squad"])
+def test_bad_tflite_quantization_is_one_line(tmp_path, script):
+    """--tflite_quantization takes the names of albert_tf.training.choices only."""
+    out = tmp_path / "out"
+    result = run([*FINE_TUNING_SCRIPTS[script], f"--output_dir={out}",
+                  f"--export_dir={tmp_path / 'export'}", "--tflite_quantization=int4"])
+    assert result.returncode == 1
+    assert result.stderr.strip() == (f"{script}: error: flag --tflite_quantization=int4: value "
+                                     "should be one of <none|dynamic_int8|float16>")
+    assert list(tmp_path.iterdir()) == []

@@ -138,6 +138,7 @@ class FineTuningRun(abc.ABC):
                 return create_optimizer(optimizer_name, opts.learning_rate, num_train_steps,
                                         num_warmup_steps)
         init_fn = self.warm_start if opts.init_checkpoint else None
+        self.model_fn = model_fn
         self.trainer = Trainer(model_fn, objective, loop_config, optimizer_fn, self.strategy,
                                init_fn=init_fn)
         self.evaluator = CheckpointEvaluator(opts.output_dir, metric_key, self.evaluate_current,
@@ -179,6 +180,22 @@ class FineTuningRun(abc.ABC):
                      "once per length: at most %d times)", list(buckets.lengths),
                      len(buckets.lengths))
         return buckets
+
+    def float32_model(self) -> keras.Model:
+        """The model for a float export (TFLite has no bfloat16 kernels): the trained model,
+        or under --dtype=bfloat16/float16 a float32 copy holding its current weights."""
+        model = self.trainer.model
+        if model.dtype_policy.compute_dtype == "float32":
+            return model
+        previous = keras.config.dtype_policy()
+        keras.config.set_dtype_policy("float32")
+        try:
+            copy = self.model_fn()
+        finally:
+            keras.config.set_dtype_policy(previous)
+        copy.set_weights(model.get_weights())
+        logging.info("Exporting a float32 copy of the %s model", model.dtype_policy.name)
+        return copy
 
     @property
     def has_initial_weights(self) -> bool:

@@ -3,8 +3,11 @@
 Input: a batch of serialized `tf.train.Example` strings with `input_ids`, `input_mask`,
 `segment_ids` (int64, length max_seq_length) — the original's serving input. Outputs:
 `probabilities` (softmax; STS-B: the raw output [B, 1]), `predictions` (argmax; STS-B: the
-output [B]) and, when `threshold_to_export` is set, a constant `threshold`. The directory is
-written under a temporary name and renamed when complete.
+output [B]) and, when `threshold_to_export` is set, a constant `threshold`. Beside it in the
+directory, `albert_model.tflite`: int32 [1, S] `input_ids`, `input_mask`, `segment_ids` →
+`logits`, `probabilities`, `predictions` (no `threshold`), quantized by `--tflite_quantization`
+(albert_tf/export/tflite.py). The directory is written under a temporary name and renamed
+when complete.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.export.tflite import TFLITE_FILE, token_function, write_tflite
 from albert_tf.finetuning.records import FEATURE_TO_INPUT, INPUT_FEATURES
 
 
@@ -35,20 +39,29 @@ class _ServingModule(tf.Module):
     def serve(self, examples):
         parsed = tf.io.parse_example(examples, self._spec)
         inputs = {FEATURE_TO_INPUT[k]: tf.cast(v, tf.int32) for k, v in parsed.items()}
-        logits = tf.cast(self.model(inputs, training=False)["logits"], tf.float32)
-        if self._is_regression:
-            outputs = {"probabilities": logits, "predictions": tf.squeeze(logits, -1)}
-        else:
-            outputs = {"probabilities": tf.nn.softmax(logits, axis=-1),
-                       "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+        outputs = classifier_outputs(self.model(inputs, training=False), self._is_regression)
+        del outputs["logits"]
         if self._threshold is not None:
             outputs["threshold"] = tf.constant(self._threshold, tf.float32)
         return outputs
 
 
+def classifier_outputs(model_outputs, is_regression: bool) -> dict[str, tf.Tensor]:
+    """`logits` (float32), `probabilities` (softmax; regression: the output) and `predictions`
+    (argmax; regression: the output squeezed)."""
+    logits = tf.cast(model_outputs["logits"], tf.float32)
+    if is_regression:
+        return {"logits": logits, "probabilities": logits, "predictions": tf.squeeze(logits, -1)}
+    return {"logits": logits, "probabilities": tf.nn.softmax(logits, axis=-1),
+            "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+
+
 def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
-                      is_regression: bool, threshold_to_export: float = float("nan")) -> str:
-    """Writes the serving SavedModel to `export_dir` (replacing an older export there)."""
+                      is_regression: bool, threshold_to_export: float = float("nan"),
+                      tflite_quantization: str = "none", vocab_size: int | None = None,
+                      tflite_model: keras.Model | None = None) -> str:
+    """Writes the serving SavedModel and `albert_model.tflite` to `export_dir` (replacing an
+    older export there). `tflite_model`: a float32 copy for the TFLite file (default `model`)."""
     threshold = None if threshold_to_export is None or math.isnan(threshold_to_export) \
         else float(threshold_to_export)
     module = _ServingModule(model, max_seq_length, is_regression, threshold)
@@ -57,6 +70,11 @@ def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
     staging = tempfile.mkdtemp(prefix=".export-", dir=parent)
     try:
         tf.saved_model.save(module, staging, signatures={"serving_default": module.serve})
+        lite_model = tflite_model if tflite_model is not None else model
+        lite = token_function(lite_model, max_seq_length,
+                              lambda out: classifier_outputs(out, is_regression))
+        write_tflite(lite, os.path.join(staging, TFLITE_FILE), tflite_quantization,
+                     vocab_size or lite_model.config.vocab_size)
         if os.path.exists(export_dir):
             shutil.rmtree(export_dir)
         os.replace(staging, export_dir)

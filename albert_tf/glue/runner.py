@@ -27,7 +27,7 @@ from albert_tf.glue.metrics import glue_metrics, per_example_loss
 from albert_tf.glue.modeling import classifier_model_fn, glue_objective
 from albert_tf.glue.submission import write_prediction_files
 from albert_tf.glue.tasks import GlueProcessor, GlueTask, InputExample, get_task
-from albert_tf.training.choices import OPTIMIZER_NAMES
+from albert_tf.training.choices import OPTIMIZER_NAMES, TFLITE_QUANTIZATIONS
 
 # The original ignores keep_checkpoint_max and lets the eval loop prune (Q19, kept).
 KEEP_ALL_CHECKPOINTS = 2**31 - 1
@@ -54,6 +54,7 @@ class GlueRunOptions(FixedStepOptions):
     optimizer: str = "adamw"
     export_dir: str | None = None
     threshold_to_export: float = float("nan")
+    tflite_quantization: str = "none"  # ours: the TFLite file beside the export
 
 
 @dataclasses.dataclass
@@ -76,6 +77,9 @@ def _validate(opts: GlueRunOptions, task: GlueTask) -> None:
     if opts.optimizer not in OPTIMIZER_NAMES:
         raise GlueRunError(f"optimizer must be one of {', '.join(OPTIMIZER_NAMES)}, "
                            f"got {opts.optimizer!r}")
+    if opts.tflite_quantization not in TFLITE_QUANTIZATIONS:
+        raise GlueRunError(f"tflite_quantization must be one of {', '.join(TFLITE_QUANTIZATIONS)}, "
+                           f"got {opts.tflite_quantization!r}")
     if opts.do_train and opts.train_step < 1:
         raise GlueRunError(f"train_step must be >= 1 with do_train, got {opts.train_step}")
     if opts.max_seq_length < 3:
@@ -197,7 +201,8 @@ class GlueRun(FineTuningRun):
         logging.info("Exporting %s", source)
         self.result.export_dir = export_classifier(
             self.trainer.model, self.opts.export_dir, self.opts.max_seq_length,
-            self.task.is_regression, self.opts.threshold_to_export)
+            self.task.is_regression, self.opts.threshold_to_export,
+            self.opts.tflite_quantization, self.config.vocab_size, self.float32_model())
 
 
 def run(opts: GlueRunOptions, strategy: tf.distribute.Strategy | None = None) -> GlueRunResult:

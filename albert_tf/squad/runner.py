@@ -11,8 +11,9 @@ output_dir are the best checkpoint's.
 
 What stays SQuAD's own: steps from examples × `num_train_epochs` and warmup from
 `warmup_proportion` (AdamW only, as the original), the v2 null-threshold search (two passes),
-and the skipped-question report. Q23 fixed: prediction alone reads neither `train_file` nor
-a step count.
+and the skipped-question report, and v1's `--export_dir` (a SavedModel and
+`albert_model.tflite` of the best weights, §9.8; albert_tf/squad/export.py). Q23 fixed:
+prediction alone reads neither `train_file` nor a step count.
 """
 
 from __future__ import annotations
@@ -35,11 +36,13 @@ from albert_tf.squad import feature_cache, inputs
 from albert_tf.squad.evaluate import evaluate_v1, evaluate_v2
 from albert_tf.squad.examples import (SkipReport, SquadExample, read_squad_examples,
                                       read_squad_file, shuffle_training_examples)
+from albert_tf.squad.export import export_squad_v1
 from albert_tf.squad.features import FeatureBuilder, SquadFeature
 from albert_tf.squad.objective import squad_objective
 from albert_tf.squad.postprocess import (NULL_THRESHOLD_RULES, V1_OUTPUTS, V2_OUTPUTS,
                                          SquadPredictions, postprocess, results_by_unique_id,
                                          write_prediction_files)
+from albert_tf.training.choices import TFLITE_QUANTIZATIONS
 
 NA_PROB_THRESH = 1.0  # the official default, applied to logits by the original (Q25, kept)
 METRIC_KEY = "f1"
@@ -72,6 +75,7 @@ class SquadRunOptions(FineTuningOptions):
     n_best_size: int = 20
     max_answer_length: int = 30
     use_einsum: bool = True  # v1's TFLite switch: accepted, no effect here
+    export_dir: str | None = None  # v1 only: SavedModel + albert_model.tflite
     version_2_with_negative: bool = False
     start_n_top: int = 5
     end_n_top: int = 5
@@ -79,6 +83,7 @@ class SquadRunOptions(FineTuningOptions):
     # Ours.
     null_threshold_rule: str = "original"
     null_score_diff_threshold: float | None = None
+    tflite_quantization: str = "none"
 
 
 @dataclasses.dataclass
@@ -92,12 +97,15 @@ class SquadRunResult:
     best_results: dict[str, Any] | None = None
     prediction_files: dict[str, str] = dataclasses.field(default_factory=dict)
     skips: SkipReport = dataclasses.field(default_factory=SkipReport)
+    export_dir: str | None = None
     restore_report: RestoreReport | None = None  # of --init_checkpoint
 
 
 def _validate(opts: SquadRunOptions, config: AlbertConfig) -> None:
-    if not (opts.do_train or opts.do_predict):
-        raise SquadRunError("at least one of do_train and do_predict must be true")
+    if not (opts.do_train or opts.do_predict or opts.export_dir):
+        raise SquadRunError("at least one of do_train, do_predict or export_dir is required")
+    if opts.export_dir:
+        _validate_export(opts)
     if opts.do_train and not opts.train_file:
         raise SquadRunError("do_train needs train_file")
     if opts.do_predict and not opts.predict_file:
@@ -112,6 +120,19 @@ def _validate(opts: SquadRunOptions, config: AlbertConfig) -> None:
         raise SquadRunError(f"null_threshold_rule must be one of {NULL_THRESHOLD_RULES}")
     if opts.version_2_with_negative and max(opts.start_n_top, opts.end_n_top) > opts.max_seq_length:
         raise SquadRunError("start_n_top and end_n_top must not exceed max_seq_length")
+
+
+def _validate_export(opts: SquadRunOptions) -> None:
+    if opts.version_2_with_negative:
+        raise SquadRunError("export_dir is SQuAD v1 only (the original's run_squad_v2 has none)")
+    if opts.tflite_quantization not in TFLITE_QUANTIZATIONS:
+        raise SquadRunError(f"tflite_quantization must be one of {', '.join(TFLITE_QUANTIZATIONS)}, "
+                            f"got {opts.tflite_quantization!r}")
+    export = os.path.abspath(opts.export_dir)
+    output = os.path.abspath(opts.output_dir)
+    if output == export or output.startswith(export + os.sep):
+        raise SquadRunError(f"export_dir {opts.export_dir} would replace output_dir "
+                            f"{opts.output_dir}: give a directory of its own")
 
 
 class SquadRun(FineTuningRun):
@@ -313,13 +334,22 @@ class SquadRun(FineTuningRun):
             logging.info("best perf happened at step: %d (f1 = %s)", best,
                          self.evaluator.best_value)
 
+    def export(self) -> None:
+        """v1: the best weights as a SavedModel and albert_model.tflite (§9.8)."""
+        source = self.load_best_weights()
+        logging.info("Exporting %s", source)
+        opts = self.opts
+        self.result.export_dir = export_squad_v1(self.float32_model(), opts.export_dir,
+                                                 opts.max_seq_length, self.config.vocab_size,
+                                                 opts.tflite_quantization)
+
     def log_skips(self) -> None:
         for line in self.result.skips.summary_lines():
             logging.warning("%s", line)
 
 
 def run(opts: SquadRunOptions, strategy: tf.distribute.Strategy | None = None) -> SquadRunResult:
-    """Does what the options ask (train, then predict + evaluate); returns what happened.
+    """Does what the options ask (train, predict + evaluate, export); returns what happened.
 
     Questions skipped on the way (bad answers, empty contexts, failed alignment) are
     listed at the end of the log and returned in `result.skips`.
@@ -329,5 +359,7 @@ def run(opts: SquadRunOptions, strategy: tf.distribute.Strategy | None = None) -
         squad.train()
     if opts.do_predict:
         squad.predict()
+    if opts.export_dir:
+        squad.export()
     squad.log_skips()
     return squad.result

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Mapping
 
 from absl import flags, logging
 
-from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES, STRATEGIES
+from albert_tf.training.choices import (CLIP_NORM_MODES, DTYPE_POLICIES, STRATEGIES,
+                                        TFLITE_QUANTIZATIONS)
 
 if TYPE_CHECKING:
     import tensorflow as tf
@@ -92,6 +93,16 @@ def define_bucketing_flag(flag_values: flags.FlagValues = flags.FLAGS) -> None:
                  "results, faster. Default: on, except on TPU (static shapes). Training "
                  "batches then group examples of similar length; --nobucket_by_length keeps "
                  "the original's batch order. SQuAD v1 always pads (Q22).",
+                 flag_values=flag_values)
+
+
+def define_tflite_flag(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """--tflite_quantization of the `--export_dir` TFLite file (`albert_tf.export.tflite`)
+    (idempotent)."""
+    _define_once(flags.DEFINE_enum, "tflite_quantization", "none", list(TFLITE_QUANTIZATIONS),
+                 "Weights of the albert_model.tflite written with --export_dir: 'none' float32 "
+                 "(the original's), 'dynamic_int8' int8 weights and dynamic-range int8 matmuls "
+                 "(~4x smaller), 'float16' float16 weights (~2x smaller).",
                  flag_values=flag_values)
 
 

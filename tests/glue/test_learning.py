@@ -124,3 +124,45 @@ def test_fine_tuning_an_export_matches_its_checkpoint(learning_run, caplog):
     print(f"\nfrom the export: accuracy {from_export['eval_accuracy']:.4f}; from the checkpoint: "
           f"{RESULTS['pretrained']['eval_accuracy']:.4f}")
     assert abs(from_export["eval_accuracy"] - RESULTS["pretrained"]["eval_accuracy"]) <= 0.02
+
+
+def test_dynamic_int8_tflite_keeps_the_dev_predictions(learning_run):
+    """Issue 15 §3: the fine-tuned corpus-task classifier exported with
+    --tflite_quantization=dynamic_int8 predicts the float SavedModel's class on ≥ 95% of the
+    400 dev examples."""
+    import numpy as np
+    import tensorflow as tf
+
+    from albert_tf.export.tflite import TFLITE_FILE, signature_runner
+    from albert_tf.glue.records import cache_path
+
+    root, config, data, spm_model, _ = learning_run
+    if "pretrained" not in RESULTS:
+        RESULTS["pretrained"] = finetune(learning_run, "from_pretrained",
+                                         init_checkpoint=pretrained_checkpoint(learning_run))[1]
+    export = str(root / "int8_export")
+    run(GlueRunOptions(data_dir=data, task_name="mrpc", output_dir=str(root / "from_pretrained"),
+                       cached_dir=str(root / "cache"), albert_config_file=config,
+                       spm_model_file=spm_model, max_seq_length=SEQ, export_dir=export,
+                       tflite_quantization="dynamic_int8"))
+    serialized = [r.numpy() for r in tf.data.TFRecordDataset(
+        cache_path(str(root / "cache"), "mrpc", "dev"))]
+    assert len(serialized) == 400
+    serve = tf.saved_model.load(export).signatures["serving_default"]
+    expected = serve(examples=tf.constant(serialized))["predictions"].numpy()
+    spec = {name: tf.io.FixedLenFeature([SEQ], tf.int64)
+            for name in ("input_ids", "input_mask", "segment_ids")}
+    spec["label_ids"] = tf.io.FixedLenFeature([1], tf.int64)
+    with open(os.path.join(export, TFLITE_FILE), "rb") as f:
+        runner = signature_runner(f.read())
+    got, labels = [], []
+    for record in serialized:
+        features = {k: v.numpy() for k, v in tf.io.parse_single_example(record, spec).items()}
+        labels.append(features.pop("label_ids")[0])
+        got.append(runner(**{k: v.astype(np.int32)[None] for k, v in features.items()})
+                   ["predictions"][0])
+    agreement = float(np.mean(np.array(got) == expected))
+    print(f"\ndynamic_int8 TFLite: same class as the float model on {agreement:.2%} of dev; "
+          f"accuracy {np.mean(np.array(got) == labels):.4f} vs float "
+          f"{np.mean(expected == np.array(labels)):.4f}")
+    assert agreement >= 0.95

@@ -104,6 +104,17 @@ def test_export_serves_the_best_checkpoint(runs):
     np.testing.assert_allclose(outputs["probabilities"].numpy(), expected, atol=1e-5)
     np.testing.assert_array_equal(outputs["predictions"].numpy(), expected.argmax(-1))
     assert float(outputs["threshold"]) == 0.5
+    # albert_model.tflite beside it: int32 [1, S] token tensors, the same probabilities.
+    from albert_tf.export.tflite import TFLITE_FILE, signature_runner
+
+    with open(os.path.join(result.export_dir, TFLITE_FILE), "rb") as f:
+        runner = signature_runner(f.read())
+    spec = {name: tf.io.FixedLenFeature([options.max_seq_length], tf.int64)
+            for name in ("input_ids", "input_mask", "segment_ids")}
+    for row, record in enumerate(serialized):
+        features = tf.io.parse_single_example(record, spec)
+        lite = runner(**{k: v.numpy().astype(np.int32)[None] for k, v in features.items()})
+        np.testing.assert_allclose(lite["probabilities"][0], expected[row], atol=1e-5)
 
 
 def test_evaluation_resumes_without_repeating(runs):

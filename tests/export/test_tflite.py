@@ -1,0 +1,157 @@
+"""TFLite exports (albert_tf/export/tflite.py): the interpreter's outputs against the Keras
+model's (float: within 1e-4; dynamic_int8: same argmax), and run_squad's v1 --export_dir
+end to end on the SQuAD fixtures (SavedModel + albert_model.tflite)."""
+
+from __future__ import annotations
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf.export.tflite import (TFLITE_FILE, TFLITE_INPUTS, TFLiteExportError, convert,
+                                     signature_runner, token_function, write_tflite)
+from albert_tf.glue.export import classifier_outputs
+from albert_tf.models.classifier import AlbertClassifier
+from albert_tf.squad.runner import SquadRunError, SquadRunOptions, run
+from tests.conftest import tiny_config
+from tests.squad.reference import (reference_options, seeded_init_checkpoint,
+                                   tiny_config as squad_config)
+from tests.text_assets import text_assets  # noqa: F401  (session fixture: tiny SP model)
+
+SEQ = 32
+NUM_EXAMPLES = 200
+
+
+def _examples(vocab_size: int, count: int, seed: int = 0) -> list[dict[str, np.ndarray]]:
+    """[1, SEQ] int32 examples of random lengths (≥ 4 real tokens), two segments each."""
+    rng = np.random.default_rng(seed)
+    examples = []
+    for _ in range(count):
+        length = int(rng.integers(4, SEQ + 1))
+        mask = (np.arange(SEQ) < length).astype(np.int32)
+        ids = rng.integers(1, vocab_size, SEQ).astype(np.int32) * mask
+        segments = ((np.arange(SEQ) >= length // 2) & (mask == 1)).astype(np.int32)
+        examples.append({"input_ids": ids[None], "input_mask": mask[None],
+                         "segment_ids": segments[None]})
+    return examples
+
+
+def _keras_logits(model: keras.Model, examples: list[dict[str, np.ndarray]]) -> np.ndarray:
+    batch = {name: np.concatenate([e[key] for e in examples])
+             for key, name in zip(TFLITE_INPUTS, ("input_word_ids", "input_mask", "input_type_ids"))}
+    return model(batch, training=False)["logits"].numpy()
+
+
+@pytest.fixture(scope="module")
+def classifier():
+    """A tiny 3-class classifier with random weights (initializer_range 0.1: at 0.02 the
+    pooled output barely depends on the input and every logit is a near tie)."""
+    keras.utils.set_random_seed(3)
+    config = tiny_config(vocab_size=1000, initializer_range=0.1)
+    model = AlbertClassifier(config, 3)
+    examples = _examples(config.vocab_size, NUM_EXAMPLES)
+    return model, examples, _keras_logits(model, examples)
+
+
+def _tflite_outputs(content: bytes, examples) -> dict[str, np.ndarray]:
+    runner = signature_runner(content)
+    outputs = [runner(**example) for example in examples]
+    return {name: np.concatenate([o[name] for o in outputs]) for name in outputs[0]}
+
+
+def test_float_tflite_equals_the_keras_model(classifier):
+    model, examples, expected = classifier
+    content = convert(token_function(model, SEQ, lambda out: classifier_outputs(out, False)), "none")
+    got = _tflite_outputs(content, examples)
+    assert sorted(got) == ["logits", "predictions", "probabilities"]
+    np.testing.assert_allclose(got["logits"], expected, atol=1e-4, rtol=0)
+    np.testing.assert_allclose(got["probabilities"], tf.nn.softmax(expected).numpy(), atol=1e-5)
+    np.testing.assert_array_equal(got["predictions"], expected.argmax(-1))
+
+
+def test_dynamic_int8_keeps_the_argmax_and_shrinks_the_weights(classifier):
+    """Random weights here (a fine-tuned tiny classifier is not made in seconds); the demo
+    task's fine-tuned model is checked in tests/glue/test_learning.py."""
+    model, examples, expected = classifier
+    fn = token_function(model, SEQ, lambda out: classifier_outputs(out, False))
+    content = convert(fn, "dynamic_int8")
+    with_floats = convert(fn, "float16")
+    interpreter_types = {d["dtype"] for d in tf.lite.Interpreter(
+        model_content=content).get_tensor_details()}
+    assert np.int8 in interpreter_types  # the large weight matrices are stored as int8
+    got = _tflite_outputs(content, examples)["logits"]
+    agreement = np.mean(got.argmax(-1) == expected.argmax(-1))
+    assert agreement >= 0.95, agreement
+    assert len(content) < len(with_floats)
+    np.testing.assert_allclose(_tflite_outputs(with_floats, examples[:20])["logits"],
+                               expected[:20], atol=1e-2)
+
+
+def test_non_finite_outputs_write_nothing(tmp_path):
+    model = AlbertClassifier(tiny_config(), 2)
+    fn = token_function(model, SEQ, lambda out: {"logits": out["logits"] * np.inf})
+    with pytest.raises(TFLiteExportError, match="'logits' is not finite on a sample input"):
+        write_tflite(fn, str(tmp_path / TFLITE_FILE), "none", vocab_size=100)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def squad_config_file(tmp_path_factory, text_assets):  # noqa: F811
+    from albert_tf.tokenization import FullTokenizer
+
+    vocab_size = FullTokenizer(spm_model_file=text_assets.spm_model).vocab_size
+    path = str(tmp_path_factory.mktemp("squad_config") / "albert_config.json")
+    squad_config(vocab_size).to_json_file(path)
+    return path
+
+
+def test_run_squad_v1_export_dir_writes_saved_model_and_tflite(squad_config_file, text_assets,  # noqa: F811
+                                                                tmp_path):
+    """Export only, as the original's run_squad_v1 can: the weights of --init_checkpoint
+    (no model.ckpt-best yet), a 5-step training run would add ~20 s and no coverage."""
+    export_dir = tmp_path / "export"
+    init = seeded_init_checkpoint(squad_config_file, str(tmp_path / "init"))
+    options = reference_options(squad_config_file, text_assets.spm_model, tmp_path / "out", False,
+                                do_train=False, do_predict=False, init_checkpoint=init,
+                                export_dir=str(export_dir), tflite_quantization="none")
+    result = run(SquadRunOptions(**options))
+    assert result.export_dir == str(export_dir)
+    assert sorted(os.listdir(export_dir)) == [TFLITE_FILE, "saved_model"]
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".")]  # no staging left
+    seq = options["max_seq_length"]
+    serve = tf.saved_model.load(str(export_dir / "saved_model")).signatures["serving_default"]
+    assert {k: (v.shape.as_list(), v.dtype) for k, v in serve.structured_input_signature[1].items()} \
+        == {name: ([1, seq], tf.int32) for name in TFLITE_INPUTS}
+    runner = signature_runner((export_dir / TFLITE_FILE).read_bytes())
+    rng = np.random.default_rng(1)
+    for length in (seq, seq // 2):
+        mask = (np.arange(seq) < length).astype(np.int32)[None]
+        example = {"input_ids": rng.integers(1, 500, (1, seq)).astype(np.int32) * mask,
+                   "input_mask": mask, "segment_ids": np.zeros((1, seq), np.int32)}
+        lite = runner(**example)
+        saved = serve(**{k: tf.constant(v) for k, v in example.items()})
+        assert sorted(lite) == ["end_logits", "start_logits"]
+        for name in lite:
+            assert lite[name].shape == (1, seq)
+            np.testing.assert_allclose(lite[name], saved[name].numpy(), atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"version_2_with_negative": True}, "export_dir is SQuAD v1 only"),
+    ({"export_dir": "OUT"}, "would replace output_dir"),
+    ({"tflite_quantization": "int4"}, "tflite_quantization must be one of none, dynamic_int8"),
+])
+def test_bad_squad_export_options(squad_config_file, text_assets, tmp_path,  # noqa: F811
+                                  overrides, message):
+    options = reference_options(squad_config_file, text_assets.spm_model, tmp_path / "out",
+                                False, do_train=False, do_predict=False,
+                                export_dir=str(tmp_path / "export"))
+    options.update(overrides)
+    if options["export_dir"] == "OUT":
+        options["export_dir"] = str(tmp_path)
+    with pytest.raises(SquadRunError, match=message):
+        run(SquadRunOptions(**options))
+    assert list(tmp_path.iterdir()) == []
