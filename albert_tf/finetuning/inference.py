@@ -11,7 +11,8 @@ a multiple of the local replica count, split into equal consecutive slices — r
 the i-th — and run under `strategy.run`; the replicas' results are concatenated in replica
 order and the padding dropped, so row order is the input order. The step is traced once,
 with the batch and sequence axes left open, so batches of different padded lengths (length
-buckets) reuse it. On several workers each worker predicts the whole dataset it is given.
+buckets) reuse it; with `jit_compile` the model call is XLA-compiled (once per padded length).
+The fine-tuning runs choose it per --dtype (`training.hardware.predict_jit_compile`). On several workers each worker predicts the whole dataset it is given.
 Length-bucketed datasets (`bucketing.LengthBuckets.eval_batches`) reorder the examples and
 tag each with its file position; the results are put back in file order.
 
@@ -66,11 +67,14 @@ class Predictor:
       model_inputs: features → the model's input dict, applied on the replica (e.g. SQuAD
         v2 adds `start_positions=None`); default: the features as they are.
       log_every: log progress (examples/s, ETA) every this many batches.
+      jit_compile: XLA-compile the model call (the outputs are the same within float
+        round-off; which graph is faster depends on the dtype and the CPU).
     """
 
     def __init__(self, model: keras.Model, strategy: tf.distribute.Strategy | None = None,
                  outputs: Sequence[str] = ("logits",),
-                 model_inputs: Callable[[dict], dict] | None = None, log_every: int = 100):
+                 model_inputs: Callable[[dict], dict] | None = None, log_every: int = 100,
+                 jit_compile: bool = False):
         self.model = model
         self.strategy = strategy or tf.distribute.get_strategy()
         self.outputs = tuple(outputs)
@@ -82,6 +86,9 @@ class Predictor:
         self.model_inputs = model_inputs
         self.log_every = log_every
         self.num_traces = 0
+        self.jit_compile = jit_compile
+        self._replica_fn = (tf.function(self._replica_step, jit_compile=True) if jit_compile
+                            else self._replica_step)
         self._step = None  # traced on first use
 
     def _replica_step(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
@@ -98,7 +105,8 @@ class Predictor:
         def step(features):
             self.num_traces += 1  # Python side effect: counts traces, not calls
             logging.info("Tracing the prediction step (batch and sequence axes open: one "
-                         "trace for every batch size and padded length)")
+                         "trace for every batch size and padded length%s)",
+                         "; XLA compiles once per padded length" if self.jit_compile else "")
             rows = tf.shape(tf.nest.flatten(features)[0])[0]
             padding = (-rows) % replicas
             padded = tf.nest.map_structure(
@@ -111,7 +119,7 @@ class Predictor:
                                              padded)
 
             sliced = strategy.experimental_distribute_values_from_function(replica_slice)
-            return strategy.run(self._replica_step, args=(sliced,))
+            return strategy.run(self._replica_fn, args=(sliced,))
 
         self._step = step
 

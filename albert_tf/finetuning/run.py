@@ -30,6 +30,7 @@ from albert_tf.finetuning.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluat
 from albert_tf.finetuning.inference import Predictor
 from albert_tf.finetuning.warm_start import RestoreReport, restore_initial_weights
 from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
+from albert_tf.training.hardware import predict_jit_compile
 from albert_tf.training.summaries import write_scalars
 
 
@@ -142,8 +143,11 @@ class FineTuningRun(abc.ABC):
                                init_fn=init_fn)
         self.evaluator = CheckpointEvaluator(opts.output_dir, metric_key, self.evaluate_current,
                                              self.trainer.restore_model)
+        jit = predict_jit_compile(opts.dtype)
+        logging.info("Prediction runs the model in %s mode under --dtype=%s",
+                     "XLA (jit_compile)" if jit else "tf.function graph", opts.dtype)
         self.predictor = Predictor(self.trainer.model, self.trainer.strategy, predict_outputs,
-                                   model_inputs)
+                                   model_inputs, jit_compile=jit)
 
     def warm_start(self, model: keras.Model) -> None:
         """--init_checkpoint (original TF1 or ours): every encoder variable must be restored."""
