@@ -264,31 +264,31 @@ def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
 
 def _bf16_serving_candidates(encoder: AlbertEncoder, enc_in: dict, flops: dict,
                              dtype: str) -> list[Candidate]:
-    """The two bf16 serving paths of the package, on `encoder`'s weights: run_* prediction
-    (`finetuning.Predictor` in the graph `hardware.predict_jit_compile` picks) and the
-    encoder SavedModel of `export_tfhub --dtype=bfloat16`, reloaded."""
+    """The bf16 serving paths of the package, on `encoder`'s weights: run_* prediction
+    (`finetuning.Predictor`, in each of the two graphs `hardware.predict_jit_compile` chooses
+    between by CPU and run size) and the encoder SavedModel of `export_tfhub
+    --dtype=bfloat16`, reloaded."""
     import tempfile
 
     from albert_tf.export.encoder_export import save_encoder_export
     from albert_tf.finetuning.inference import Predictor
-    from albert_tf.training.hardware import predict_jit_compile
 
     batch = enc_in["input_word_ids"].shape[0]
-    jit = predict_jit_compile(dtype)
-    predictor = Predictor(encoder, outputs=("sequence_output", "pooled_output"), jit_compile=jit,
-                          log_every=10**9)
     dataset = tf.data.Dataset.from_tensors(enc_in).cache()
+    out = []
+    for jit in (False, True):
+        predictor = Predictor(encoder, outputs=("sequence_output", "pooled_output"),
+                              jit_compile=jit, log_every=10**9)
+        out.append(Candidate(f"ours predict bf16 (Predictor{' XLA' if jit else ''})", "forward",
+                             lambda p=predictor: p.run(dataset)["pooled_output"],
+                             flops["encoder_forward"], batch, dtype))
     export_dir = os.path.join(tempfile.mkdtemp(prefix="model_speed_"), "encoder")
     save_encoder_export(encoder, export_dir)
     loaded = tf.saved_model.load(export_dir)
-    return [
-        Candidate(f"ours predict bf16 (Predictor{', XLA' if jit else ''})", "forward",
-                  lambda: predictor.run(dataset)["pooled_output"], flops["encoder_forward"],
-                  batch, dtype),
-        Candidate("ours export bf16 (SavedModel)", "forward",
-                  lambda: loaded(enc_in, training=False)["pooled_output"].numpy(),
-                  flops["encoder_forward"], batch, dtype),
-    ]
+    out.append(Candidate("ours export bf16 (SavedModel)", "forward",
+                         lambda: loaded(enc_in, training=False)["pooled_output"].numpy(),
+                         flops["encoder_forward"], batch, dtype))
+    return out
 
 
 def keras_hub_candidates(config: AlbertConfig, inputs: dict, flops: dict,
@@ -496,6 +496,10 @@ def report(candidates: list[Candidate], flops: dict, args) -> None:
     bf16_report(candidates, t, peaks, ratio_line, fastest)
 
 
+def _default_graph(dtype: str, batches: int, lengths: int) -> str:
+    return "XLA" if predict_jit_compile(dtype, batches, lengths) else "graph"
+
+
 def bf16_report(candidates: list[Candidate], t: dict, peaks: dict, ratio_line, fastest) -> None:
     """Issue 15 §2 / acceptance 2 and 4: the bf16 paths against our fastest fp32 variant,
     keras-hub under mixed_bfloat16 and the bf16 matmul peak; graph vs XLA per dtype; the
@@ -520,8 +524,10 @@ def bf16_report(candidates: list[Candidate], t: dict, peaks: dict, ratio_line, f
         graph, xla = by_name.get(f"ours fwd{tag} graph"), by_name.get(f"ours fwd{tag} graph XLA")
         if graph and xla:
             print(f"prediction graph, {label}: XLA / graph speed {t[graph.name] / t[xla.name]:.2f}× "
-                  f"(first call: graph {graph.first_call:.1f} s, XLA {xla.first_call:.1f} s; "
-                  f"the default: {'XLA' if predict_jit_compile(label) else 'graph'})")
+                  f"(first call: graph {graph.first_call:.1f} s, XLA {xla.first_call:.1f} s); "
+                  f"default for 1000 batches: {_default_graph(label, 1000, 1)} with one padded "
+                  f"length, {_default_graph(label, 1000, 8)} with 8 buckets; for 50 batches "
+                  f"in 8 buckets: {_default_graph(label, 50, 8)}")
     for jit in ("", " XLA"):
         bf16, fp32 = by_name.get(f"ours train bf16 graph{jit}"), by_name.get(f"ours train graph{jit}")
         if bf16 and fp32:

@@ -6,8 +6,9 @@ is *slower* than float32 (benchmarks/RESULTS.md, "bfloat16 inference"). The defa
 therefore stays float32 everywhere; `--dtype=bfloat16` is the user's choice, and a CPU
 without the units gets a warning.
 
-The prediction graph (tf.function, with or without XLA) is chosen per dtype from the
-measurements in benchmarks/RESULTS.md ("Prediction graph"): see `PREDICT_JIT_COMPILE`.
+The prediction graph (tf.function, with or without XLA) is chosen per dtype, CPU kind and
+run size from the measurements in benchmarks/RESULTS.md ("bfloat16 inference"): see
+`predict_jit_compile`.
 """
 
 from __future__ import annotations
@@ -20,18 +21,21 @@ from absl import logging
 # /proc/cpuinfo flags that mean bf16 matmul units: x86 (AVX512-BF16, AMX) and Arm (BF16).
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16", "bf16")
 
-# --dtype → whether prediction XLA-compiles the model call (jit_compile), by whether the CPU
-# has bf16 units. Measured on ALBERT-base, batch 8 × 128, 2 threads (benchmarks/RESULTS.md
-# "Prediction graph"): float32 runs at the same speed in both graphs (XLA within 3 %) but XLA
-# compiles once per padded length, so the plain graph wins a prediction run; bfloat16 with
-# XLA is slower than the plain graph on this AVX2 CPU and, per issue 15's measurement, ≈ 2×
-# slower on an AVX512-BF16 one (XLA:CPU has no fast bf16 dot; oneDNN has). float16 has no
-# fast CPU path at all; it is kept on the plain graph.
-PREDICT_JIT_COMPILE = {
-    ("float32", False): False, ("float32", True): False,
-    ("bfloat16", False): False, ("bfloat16", True): False,
-    ("float16", False): False, ("float16", True): False,
+# Steady-state speed of the XLA-compiled prediction step over the plain tf.function graph, by
+# (--dtype, CPU has bf16 units). Measured on ALBERT-base, batch 8 × 128, 2 threads
+# (benchmarks/RESULTS.md, "bfloat16 inference"): float32 1.03–1.14× and bfloat16 1.26× on
+# this AVX2 CPU without bf16 units (XLA:CPU fuses bf16's float32 round trips); on an
+# AVX512-BF16 CPU XLA's bf16 is ≈ 2× *slower* than the graph's oneDNN kernels (issue 15's
+# measurement), and float32 there is not measured (kept on the graph). float16 has no fast
+# CPU path in either graph.
+PREDICT_XLA_SPEEDUP = {
+    ("float32", False): 1.08, ("float32", True): 1.0,
+    ("bfloat16", False): 1.26, ("bfloat16", True): 0.5,
+    ("float16", False): 1.0, ("float16", True): 1.0,
 }
+# A first call — the graph's one trace, or XLA's compile of one padded length — costs about
+# this many steady-state batches (ALBERT-base 8 × 128: 4.8–7.0).
+FIRST_CALL_BATCHES = 7.0
 
 
 def _cpu_flags(cpuinfo: str) -> set[str]:
@@ -72,9 +76,17 @@ def describe_bf16_support() -> str:
             "matmuls are emulated in float32 and run slower than float32")
 
 
-def predict_jit_compile(dtype: str) -> bool:
-    """Whether prediction under `dtype` ("float32", "bfloat16", "float16") uses XLA."""
-    return PREDICT_JIT_COMPILE[(dtype, bool(cpu_bf16_units()))]
+def predict_jit_compile(dtype: str, num_batches: int | None = None,
+                        num_lengths: int = 1) -> bool:
+    """Whether prediction under `dtype` ("float32", "bfloat16", "float16") should XLA-compile
+    the model: only where XLA is faster in steady state *and* `num_batches` batches repay
+    its compiles — one per padded length (`num_lengths`, e.g. the length buckets), where the
+    plain graph traces once for all. Unknown size (None): the plain graph."""
+    speedup = PREDICT_XLA_SPEEDUP[(dtype, bool(cpu_bf16_units()))]
+    if speedup <= 1.0 or not num_batches:
+        return False
+    saved = num_batches * (1.0 - 1.0 / speedup)  # in steady-state batches of the graph
+    return saved > FIRST_CALL_BATCHES * max(num_lengths - 1, 0) + 1.0
 
 
 def warn_if_slow_dtype(dtype: str, on_cpu: bool = True) -> None:

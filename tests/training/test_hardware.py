@@ -19,7 +19,23 @@ def test_every_dtype_has_a_prediction_graph_on_either_kind_of_cpu(monkeypatch):
     for units in ([], ["avx512_bf16"]):
         monkeypatch.setattr(hardware, "cpu_bf16_units", lambda units=units: units)
         for dtype in DTYPE_POLICIES:
-            assert isinstance(hardware.predict_jit_compile(dtype), bool)
+            assert hardware.predict_jit_compile(dtype) is False  # size unknown: the graph
+            assert isinstance(hardware.predict_jit_compile(dtype, 10**6, 8), bool)
+
+
+def test_xla_only_where_faster_and_repaid_by_the_run(monkeypatch):
+    monkeypatch.setattr(hardware, "cpu_bf16_units", lambda: [])  # this AVX2 CPU
+    speedup = hardware.PREDICT_XLA_SPEEDUP[("bfloat16", False)]
+    saved_per_batch = 1 - 1 / speedup
+    # One padded length (SQuAD v1, --nobucket_by_length): a few batches repay it.
+    assert hardware.predict_jit_compile("bfloat16", 10, 1)
+    # 8 buckets: 7 more compiles of FIRST_CALL_BATCHES each must be repaid.
+    needed = (7 * hardware.FIRST_CALL_BATCHES + 1) / saved_per_batch
+    assert not hardware.predict_jit_compile("bfloat16", int(needed) - 1, 8)
+    assert hardware.predict_jit_compile("bfloat16", int(needed) + 1, 8)
+    # With bf16 units XLA's bf16 is the slower graph: never chosen, however large the run.
+    monkeypatch.setattr(hardware, "cpu_bf16_units", lambda: ["amx_bf16"])
+    assert not hardware.predict_jit_compile("bfloat16", 10**6, 1)
 
 
 def test_warning_only_for_bfloat16_on_a_cpu_without_units(monkeypatch, caplog):
