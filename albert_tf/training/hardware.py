@@ -22,19 +22,19 @@ from absl import logging
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16", "bf16")
 
 # Steady-state speed of the XLA-compiled prediction step over the plain tf.function graph, by
-# (--dtype, CPU has bf16 units). Measured on ALBERT-base, batch 8 × 128, 2 threads
-# (benchmarks/RESULTS.md, "bfloat16 inference"): float32 1.03–1.14× and bfloat16 1.26× on
-# this AVX2 CPU without bf16 units (XLA:CPU fuses bf16's float32 round trips); on an
-# AVX512-BF16 CPU XLA's bf16 is ≈ 2× *slower* than the graph's oneDNN kernels (issue 15's
-# measurement), and float32 there is not measured (kept on the graph). float16 has no fast
-# CPU path in either graph.
+# (--dtype, CPU has bf16 units). Measured on ALBERT-base, batch 8 × 128, 2 threads, two runs
+# (benchmarks/RESULTS.md, "bfloat16 inference"), the lower figure kept: float32 1.14× / 1.24×,
+# bfloat16 1.26× / 1.15× on this AVX2 CPU without bf16 units (XLA:CPU fuses the bf16 ↔
+# float32 conversions the emulation needs); on an AVX512-BF16 CPU XLA's bf16 is ≈ 2× *slower*
+# than the graph's oneDNN kernels (issue 15's measurement), and float32 there is not measured
+# (kept on the graph). float16 has no fast CPU path in either graph.
 PREDICT_XLA_SPEEDUP = {
-    ("float32", False): 1.08, ("float32", True): 1.0,
-    ("bfloat16", False): 1.26, ("bfloat16", True): 0.5,
+    ("float32", False): 1.14, ("float32", True): 1.0,
+    ("bfloat16", False): 1.15, ("bfloat16", True): 0.5,
     ("float16", False): 1.0, ("float16", True): 1.0,
 }
 # A first call — the graph's one trace, or XLA's compile of one padded length — costs about
-# this many steady-state batches (ALBERT-base 8 × 128: 4.8–7.0).
+# this many steady-state batches (ALBERT-base 8 × 128: 2.3–7.0 in the two runs).
 FIRST_CALL_BATCHES = 7.0
 
 
