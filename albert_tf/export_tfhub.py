@@ -5,6 +5,10 @@
         --export_path=/tmp/albert_encoder --with_mlm \\
         --preprocess_export_path=/tmp/albert_preprocess
 
+`--dtype=bfloat16` writes an encoder whose matmuls run in bfloat16 (LayerNorm, softmax and
+the MLM logits in float32, variables float32; int32 inputs, float32 outputs as always): faster
+serving on CPUs with bf16 units, slower without them (benchmarks/RESULTS.md).
+
 `--checkpoint` is an original TF1 checkpoint, one of ours or a Hugging Face directory (whose
 config.json and spiece.model then stand in for --albert_config_file / --spm_model_file). The
 original's command line works too (faithfulness §11.1): `--albert_directory` holding
@@ -26,6 +30,7 @@ import os
 import shutil
 import tempfile
 
+import keras
 import numpy as np
 import tensorflow as tf
 from absl import app, flags, logging
@@ -39,8 +44,11 @@ from albert_tf.finetuning.model_source import task_config
 from albert_tf.finetuning.preflight import checkpoint_errors
 from albert_tf.models import AlbertPretrainer
 from albert_tf.models.encoder import INPUT_NAMES
+from albert_tf.training import hardware
+from albert_tf.training.choices import DTYPE_POLICIES
 
 FLAGS = flags.FLAGS
+EXPORT_DTYPES = ("float32", "bfloat16")
 flags.DEFINE_string("albert_config_file", None, "The model's albert_config.json.")
 flags.DEFINE_string("checkpoint", None, "Original TF1 checkpoint or one of ours (prefix or "
                     "directory), or a Hugging Face model directory.")
@@ -50,6 +58,9 @@ flags.DEFINE_boolean("do_lower_case", True, "Whether inputs are lower-cased (rec
 flags.DEFINE_string("export_path", None, "Directory for the encoder SavedModel (must not exist).")
 flags.DEFINE_boolean("with_mlm", False, "Add the `mlm` sub-object with the masked-LM head.")
 flags.DEFINE_string("preprocess_export_path", None, "Directory for the preprocessing SavedModel.")
+flags.DEFINE_enum("dtype", "float32", list(EXPORT_DTYPES),
+                  "The encoder export's compute dtype: bfloat16 runs its matmuls in bfloat16 "
+                  "(LayerNorm, softmax, logits float32); inputs int32, outputs float32.")
 flags.DEFINE_integer("seq_length", 128, "Default sequence length of the preprocessing model.",
                      lower_bound=3)
 # The original export_to_tfhub's flags (faithfulness §11.1).
@@ -63,6 +74,10 @@ flags.DEFINE_boolean("use_einsum", True, "Accepted for the original's command li
 TARBALL_CONFIG = "albert_config.json"
 TARBALL_SPM = "30k-clean.model"
 TOLERANCE = 1e-5
+# Reloaded bf16 export vs the Keras model under the same policy, relative to the outputs'
+# largest magnitude: the graphs may round a few bf16 intermediates differently (one bf16
+# unit in the last place is 2^-8 ≈ 0.4 % relative; see tests/export/test_bfloat16_export.py).
+BF16_TOLERANCE = 2 ** -5
 
 
 class ExportError(RuntimeError):
@@ -83,49 +98,83 @@ def _publish(staging: str, destination: str) -> None:
     os.replace(staging, os.path.abspath(destination))
 
 
-def _check_encoder_export(path: str, pretrainer: AlbertPretrainer, with_mlm: bool) -> float:
-    """Reloads the export and returns the max |difference| to the Keras model's outputs."""
+def _check_inputs(vocab_size: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
-    vocab = pretrainer.config.vocab_size
-    ids = rng.integers(0, vocab, (2, 16)).astype("int32")
+    ids = rng.integers(0, vocab_size, (2, 16)).astype("int32")
     mask = np.ones_like(ids)
     mask[1, 10:] = 0
-    inputs = {"input_word_ids": ids, "input_mask": mask, "input_type_ids": np.zeros_like(ids)}
+    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": np.zeros_like(ids)}
+
+
+def _outputs_of(model, inputs: dict, with_mlm: bool) -> dict[str, np.ndarray]:
+    """pooled/sequence outputs (and MLM logits) of the export or of the Keras pretrainer."""
+    positions = np.array([[1, 2, 3], [4, 5, 6]], "int32")
+    feed = {k: tf.constant(v) for k, v in inputs.items()}
+    if isinstance(model, AlbertPretrainer):
+        out = model.encoder(inputs)
+        mlm = model({**inputs, "masked_lm_positions": positions}) if with_mlm else None
+    else:
+        out = model(feed)
+        mlm = (model.mlm({**feed, "masked_lm_positions": tf.constant(positions)})
+               if with_mlm else None)
+    values = {k: np.asarray(tf.cast(out[k], tf.float32)) for k in ("pooled_output", "sequence_output")}
+    if mlm is not None:
+        values["mlm_logits"] = np.asarray(mlm["mlm_logits"])
+    return values
+
+
+def _max_difference(got: dict, want: dict, relative: bool = False) -> float:
+    """max |got − want| over the outputs, over each output's largest |want| when relative."""
+    return max(float(np.abs(got[k] - want[k]).max())
+               / (max(float(np.abs(want[k]).max()), 1e-30) if relative else 1.0) for k in want)
+
+
+def _check_encoder_export(path: str, pretrainer: AlbertPretrainer, with_mlm: bool) -> float:
+    """Reloads the export and returns the max |difference| to the Keras model's outputs
+    (relative to the outputs' magnitude for a bfloat16 export)."""
+    inputs = _check_inputs(pretrainer.config.vocab_size)
     loaded = tf.saved_model.load(path)
-    got = loaded({k: tf.constant(v) for k, v in inputs.items()})
-    want = pretrainer.encoder(inputs)
-    diff = max(float(np.abs(np.asarray(got[k]) - np.asarray(want[k])).max())
-               for k in ("pooled_output", "sequence_output"))
-    if with_mlm:
-        positions = np.array([[1, 2, 3], [4, 5, 6]], "int32")
-        mlm = loaded.mlm({**{k: tf.constant(v) for k, v in inputs.items()},
-                          "masked_lm_positions": tf.constant(positions)})
-        ours = pretrainer({**inputs, "masked_lm_positions": positions})["mlm_logits"]
-        diff = max(diff, float(np.abs(np.asarray(mlm["mlm_logits"]) - np.asarray(ours)).max()))
-    return diff
+    got = _outputs_of(loaded, inputs, with_mlm)
+    if any(value.dtype != np.float32 for value in got.values()):
+        raise ExportError(f"{path}: the export's outputs are not all float32")
+    relative = pretrainer.encoder.compute_dtype != "float32"
+    return _max_difference(got, _outputs_of(pretrainer, inputs, with_mlm), relative)
 
 
 def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: str,
-                   spm_model_file: str | None, do_lower_case: bool, with_mlm: bool) -> str:
-    """Builds the model, restores `checkpoint`, writes and verifies the encoder export."""
-    pretrainer = AlbertPretrainer(config)
+                   spm_model_file: str | None, do_lower_case: bool, with_mlm: bool,
+                   dtype: str = "float32") -> str:
+    """Builds the model (under --dtype's policy), restores `checkpoint`, writes and verifies
+    the encoder export."""
+    if dtype not in EXPORT_DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(EXPORT_DTYPES)}, got {dtype!r}")
+    hardware.warn_if_slow_dtype(dtype, on_cpu=not tf.config.list_logical_devices("GPU"))
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(DTYPE_POLICIES[dtype])
+    try:
+        pretrainer = AlbertPretrainer(config)
+    finally:
+        keras.config.set_dtype_policy(previous)
     if checkpoint:
         allow = () if with_mlm else ("mlm_head", "sop_head")
         with checkpoint_errors("checkpoint", checkpoint):
             checkpoints.restore_model_weights(pretrainer, checkpoint, allow_missing=allow)
     else:
         logging.warning("No --checkpoint: exporting randomly initialised weights")
+    tolerance = TOLERANCE if dtype == "float32" else BF16_TOLERANCE
     staging = _staged(export_path)
     try:
         save_encoder_export(pretrainer.encoder, staging, spm_model_file, do_lower_case,
                             pretrainer if with_mlm else None)
         diff = _check_encoder_export(staging, pretrainer, with_mlm)
-        if not diff <= TOLERANCE:
-            raise ExportError(f"{export_path}: reloaded export differs from the model by {diff:.3g}")
+        if not diff <= tolerance:
+            raise ExportError(f"{export_path}: reloaded export differs from the model by {diff:.3g}"
+                              + (" (relative)" if dtype != "float32" else ""))
         _publish(staging, export_path)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    logging.info("Encoder export written to %s (max reload difference %.2g)", export_path, diff)
+    logging.info("Encoder export (%s) written to %s (max reload difference %.2g%s)", dtype,
+                 export_path, diff, ", relative" if dtype != "float32" else "")
     return export_path
 
 
@@ -187,7 +236,7 @@ def main(argv: list[str]) -> None:
                                      "--albert_directory, or a Hugging Face --checkpoint)")
             config = task_config(config_file, None, checkpoint)
             export_encoder(config, checkpoint, FLAGS.export_path, spm_model_file,
-                           FLAGS.do_lower_case, with_mlm)
+                           FLAGS.do_lower_case, with_mlm, FLAGS.dtype)
         if FLAGS.preprocess_export_path:
             export_preprocessing(spm_model_file, FLAGS.preprocess_export_path,
                                  FLAGS.do_lower_case, FLAGS.seq_length)

@@ -11,6 +11,13 @@ inputs and `--masked` MLM positions:
   * unless --skip_peers, the same shapes through HF transformers' PyTorch AlbertModel
     (forward, eval, no_grad) and AlbertForPreTraining (train step, torch AdamW), and
     keras-hub's AlbertBackbone (random weights, forward in a tf.function ± jit_compile).
+  * with bfloat16 in --dtypes (the default: float32,bfloat16): the same forward and train
+    step under the mixed_bfloat16 policy, a bf16 matmul peak, keras-hub's backbone under
+    mixed_bfloat16, and the two bf16 serving paths of the package — `--dtype=bfloat16`
+    prediction (`finetuning.Predictor` in its default graph) and the reloaded
+    `export_tfhub --dtype=bfloat16` SavedModel — with the issue 15 targets (≥ 1.5× our
+    fastest fp32, ≥ 1.2× keras-hub bf16, ≥ 85 % of the bf16 matmul peak), graph vs XLA per
+    dtype (steady state and first call), and whether this CPU has bf16 units at all.
 
 Every candidate is compiled and warmed first. Then every candidate runs one timed
 iteration per round, `--iters` rounds, in a rotated order (matmul and forward candidates
@@ -51,6 +58,8 @@ import keras  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from albert_tf.config import AlbertConfig  # noqa: E402
 from albert_tf.models import AlbertEncoder, AlbertPretrainer  # noqa: E402
+from albert_tf.training.hardware import (  # noqa: E402
+    cpu_bf16_units, describe_bf16_support, predict_jit_compile)
 
 
 # --------------------------------------------------------------------------- FLOPs
@@ -96,7 +105,9 @@ class Candidate:
     step: Callable[[], object]  # one iteration; returns only when the work is done
     flops: float
     sequences: int  # sequences per iteration (0 for matmul)
+    dtype: str = "float32"  # the compute dtype of the matmuls
     samples: list[Sample] = field(default_factory=list)
+    first_call: float = 0.0  # seconds of the first call (trace / compile)
 
     def quiet(self, threshold: float) -> list[float]:
         return [s.wall for s in self.samples if s.foreign < threshold]
@@ -149,104 +160,166 @@ def make_inputs(config: AlbertConfig, batch: int, seq: int, masked: int, seed: i
                 sentence_order_label=sop_labels)
 
 
-def matmul_candidates(size: int, with_torch: bool, reps: int = 4) -> list[Candidate]:
-    """A size² float32 matmul, `reps` per timed iteration (the whole product is computed:
+def matmul_candidates(size: int, with_torch: bool, reps: int = 4,
+                      dtypes: tuple[str, ...] = ("float32",)) -> list[Candidate]:
+    """A size² matmul per dtype, `reps` per timed iteration (the whole product is computed:
     it is the function's output, so XLA cannot shrink it to the slice we read)."""
     flops = reps * 2.0 * size ** 3
     rng = np.random.default_rng(1)
-    a = tf.constant(rng.standard_normal((size, size), dtype=np.float32))
-    b = tf.constant(rng.standard_normal((size, size), dtype=np.float32))
     out = []
-    for jit in (False, True):
-        fn = tf.function(tf.linalg.matmul, jit_compile=jit)
+    for dtype in dtypes:
+        a = tf.cast(tf.constant(rng.standard_normal((size, size), dtype=np.float32)), dtype)
+        b = tf.cast(tf.constant(rng.standard_normal((size, size), dtype=np.float32)), dtype)
+        tag = "" if dtype == "float32" else " bf16"
+        for jit in (False, True):
+            fn = tf.function(tf.linalg.matmul, jit_compile=jit)
 
-        def step(fn=fn):
-            for _ in range(reps):
-                fn(a, b)[0, 0].numpy()
+            def step(fn=fn, a=a, b=b):
+                for _ in range(reps):
+                    fn(a, b)[0, 0].numpy()
 
-        out.append(Candidate(f"matmul {size}² tf.function{' XLA' if jit else ''}", "matmul",
-                             step, flops, 0))
-    if with_torch:
-        import torch
-        ta, tb = torch.from_numpy(a.numpy()), torch.from_numpy(b.numpy())
+            out.append(Candidate(f"matmul {size}²{tag} tf.function{' XLA' if jit else ''}",
+                                 "matmul", step, flops, 0, dtype))
+        if with_torch and dtype == "float32":
+            import torch
+            ta, tb = torch.from_numpy(a.numpy()), torch.from_numpy(b.numpy())
 
-        def torch_step():
-            for _ in range(reps):
-                torch.mm(ta, tb)[0, 0].item()
+            def torch_step():
+                for _ in range(reps):
+                    torch.mm(ta, tb)[0, 0].item()
 
-        out.append(Candidate(f"matmul {size}² torch.mm", "matmul", torch_step, flops, 0))
+            out.append(Candidate(f"matmul {size}² torch.mm", "matmul", torch_step, flops, 0))
     return out
 
 
-def our_candidates(config: AlbertConfig, inputs: dict, flops: dict) -> list[Candidate]:
+def _under_policy(policy: str, build: Callable[[], object]):
+    """`build()` under a Keras dtype policy (e.g. mixed_bfloat16), then the old one back."""
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(policy)
+    try:
+        return build()
+    finally:
+        keras.config.set_dtype_policy(previous)
+
+
+POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16"}
+
+
+def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
+                   dtypes: tuple[str, ...] = ("float32",)) -> list[Candidate]:
+    """Encoder forward (graph, XLA) and pretraining train step (graph, XLA) per dtype; for
+    bfloat16 also what `--dtype=bfloat16` prediction runs (`Predictor`, its default graph)
+    and the `export_tfhub --dtype=bfloat16` SavedModel, reloaded."""
     batch = inputs["input_word_ids"].shape[0]
     enc_in = {k: tf.constant(inputs[k]) for k in ("input_word_ids", "input_mask", "input_type_ids")}
     out = []
+    for dtype in dtypes:
+        tag = "" if dtype == "float32" else " bf16"
+        encoder = _under_policy(POLICIES[dtype], lambda: AlbertEncoder(config))
+        for jit in (False, True):
+            @tf.function(jit_compile=jit)
+            def forward(x, encoder=encoder):
+                y = encoder(x, training=False)
+                return y["sequence_output"], y["pooled_output"]
 
-    encoder = AlbertEncoder(config)
-    for jit in (False, True):
-        @tf.function(jit_compile=jit)
-        def forward(x):
-            y = encoder(x, training=False)
-            return y["sequence_output"], y["pooled_output"]
+            out.append(Candidate(f"ours fwd{tag} graph{' XLA' if jit else ''}", "forward",
+                                 lambda f=forward: f(enc_in)[1].numpy(), flops["encoder_forward"],
+                                 batch, dtype))
+        if dtype != "float32":
+            out += _bf16_serving_candidates(encoder, enc_in, flops, dtype)
 
-        out.append(Candidate(f"ours fwd graph{' XLA' if jit else ''}", "forward",
-                             lambda f=forward: f(enc_in)[1].numpy(), flops["encoder_forward"], batch))
-
-    # Separate pretrainers (and optimizers) so the two compiled steps do not share state.
+    # Separate pretrainers (and optimizers) so the compiled steps do not share state.
     pre_in = {k: tf.constant(inputs[k]) for k in (
         "input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")}
     labels = {k: tf.constant(inputs[k]) for k in (
         "masked_lm_ids", "masked_lm_weights", "sentence_order_label")}
-    for jit in (False, True):
-        model = AlbertPretrainer(config)
-        optimizer = keras.optimizers.AdamW(learning_rate=1e-5, weight_decay=0.01)
-        optimizer.build(model.trainable_variables)
+    for dtype in dtypes:
+        tag = "" if dtype == "float32" else " bf16"
+        for jit in (False, True):
+            model = _under_policy(POLICIES[dtype], lambda: AlbertPretrainer(config))
+            optimizer = keras.optimizers.AdamW(learning_rate=1e-5, weight_decay=0.01)
+            optimizer.build(model.trainable_variables)
 
-        @tf.function(jit_compile=jit)
-        def train_step(x, y, model=model, optimizer=optimizer):
-            with tf.GradientTape() as tape:
-                logits = model(x, training=True)
-                mlm = tf.nn.sparse_softmax_cross_entropy_with_logits(
-                    y["masked_lm_ids"], logits["mlm_logits"])
-                w = y["masked_lm_weights"]
-                mlm_loss = tf.reduce_sum(mlm * w) / (tf.reduce_sum(w) + 1e-5)
-                sop_loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
-                    y["sentence_order_label"], logits["sop_logits"]))
-                loss = mlm_loss + sop_loss
-            variables = model.trainable_variables
-            grads = tape.gradient(loss, variables)
-            optimizer.apply(grads, variables)
-            return loss
+            @tf.function(jit_compile=jit)
+            def train_step(x, y, model=model, optimizer=optimizer):
+                with tf.GradientTape() as tape:
+                    logits = model(x, training=True)
+                    mlm = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                        y["masked_lm_ids"], logits["mlm_logits"])
+                    w = y["masked_lm_weights"]
+                    mlm_loss = tf.reduce_sum(mlm * w) / (tf.reduce_sum(w) + 1e-5)
+                    sop_loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                        y["sentence_order_label"], logits["sop_logits"]))
+                    loss = mlm_loss + sop_loss
+                variables = model.trainable_variables
+                grads = tape.gradient(loss, variables)
+                optimizer.apply(grads, variables)
+                return loss
 
-        out.append(Candidate(f"ours train graph{' XLA' if jit else ''}", "train",
-                             lambda f=train_step: f(pre_in, labels).numpy(), flops["train_step"], batch))
+            out.append(Candidate(f"ours train{tag} graph{' XLA' if jit else ''}", "train",
+                                 lambda f=train_step: f(pre_in, labels).numpy(),
+                                 flops["train_step"], batch, dtype))
     return out
 
 
-def keras_hub_candidates(config: AlbertConfig, inputs: dict, flops: dict) -> list[Candidate]:
+def _bf16_serving_candidates(encoder: AlbertEncoder, enc_in: dict, flops: dict,
+                             dtype: str) -> list[Candidate]:
+    """The bf16 serving paths of the package, on `encoder`'s weights: run_* prediction
+    (`finetuning.Predictor`, in each of the two graphs `hardware.predict_jit_compile` chooses
+    between by CPU and run size) and the encoder SavedModel of `export_tfhub
+    --dtype=bfloat16`, reloaded."""
+    import tempfile
+
+    from albert_tf.export.encoder_export import save_encoder_export
+    from albert_tf.finetuning.inference import Predictor
+
+    batch = enc_in["input_word_ids"].shape[0]
+    dataset = tf.data.Dataset.from_tensors(enc_in).cache()
+    out = []
+    for jit in (False, True):
+        predictor = Predictor(encoder, outputs=("sequence_output", "pooled_output"),
+                              jit_compile=jit, log_every=10**9)
+        out.append(Candidate(f"ours predict bf16 (Predictor{' XLA' if jit else ''})", "forward",
+                             lambda p=predictor: p.run(dataset)["pooled_output"],
+                             flops["encoder_forward"], batch, dtype))
+    export_dir = os.path.join(tempfile.mkdtemp(prefix="model_speed_"), "encoder")
+    save_encoder_export(encoder, export_dir)
+    loaded = tf.saved_model.load(export_dir)
+    out.append(Candidate("ours export bf16 (SavedModel)", "forward",
+                         lambda: loaded(enc_in, training=False)["pooled_output"].numpy(),
+                         flops["encoder_forward"], batch, dtype))
+    return out
+
+
+def keras_hub_candidates(config: AlbertConfig, inputs: dict, flops: dict,
+                         dtypes: tuple[str, ...] = ("float32",)) -> list[Candidate]:
+    """keras-hub's AlbertBackbone (random weights) per dtype: float32, and bfloat16 under the
+    `mixed_bfloat16` policy (its `dtype` argument), forward in a tf.function ± XLA."""
     import keras_hub
 
     batch = inputs["input_word_ids"].shape[0]
-    backbone = keras_hub.models.AlbertBackbone(
-        vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
-        num_heads=config.num_attention_heads, embedding_dim=config.embedding_size,
-        hidden_dim=config.hidden_size, intermediate_dim=config.intermediate_size,
-        num_groups=config.num_hidden_groups, num_inner_repetitions=config.inner_group_num,
-        dropout=config.hidden_dropout_prob, max_sequence_length=config.max_position_embeddings,
-        num_segments=config.type_vocab_size)
     x = {"token_ids": tf.constant(inputs["input_word_ids"]),
          "segment_ids": tf.constant(inputs["input_type_ids"]),
          "padding_mask": tf.constant(inputs["input_mask"])}
     out = []
-    for jit in (False, True):
-        @tf.function(jit_compile=jit)
-        def forward(x):
-            y = backbone(x, training=False)
-            return y["sequence_output"], y["pooled_output"]
+    for dtype in dtypes:
+        backbone = keras_hub.models.AlbertBackbone(
+            vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
+            num_heads=config.num_attention_heads, embedding_dim=config.embedding_size,
+            hidden_dim=config.hidden_size, intermediate_dim=config.intermediate_size,
+            num_groups=config.num_hidden_groups, num_inner_repetitions=config.inner_group_num,
+            dropout=config.hidden_dropout_prob, max_sequence_length=config.max_position_embeddings,
+            num_segments=config.type_vocab_size, dtype=POLICIES[dtype])
+        tag = "" if dtype == "float32" else " bf16"
+        for jit in (False, True):
+            @tf.function(jit_compile=jit)
+            def forward(x, backbone=backbone):
+                y = backbone(x, training=False)
+                return y["sequence_output"], y["pooled_output"]
 
-        out.append(Candidate(f"keras-hub fwd graph{' XLA' if jit else ''}", "forward",
-                             lambda f=forward: f(x)[1].numpy(), flops["encoder_forward"], batch))
+            out.append(Candidate(f"keras-hub fwd{tag} graph{' XLA' if jit else ''}", "forward",
+                                 lambda f=forward: f(x)[1].numpy(), flops["encoder_forward"],
+                                 batch, dtype))
     return out
 
 
@@ -329,7 +402,7 @@ def run(candidates: list[Candidate], rounds: int, warmup: int, pause: float,
     for c in candidates:
         start = time.perf_counter()
         c.step()  # trace / compile
-        compile_s = time.perf_counter() - start
+        compile_s = c.first_call = time.perf_counter() - start
         for _ in range(warmup):
             c.step()
         print(f"  ready: {c.name:<32} first call {compile_s:6.1f} s", flush=True)
@@ -364,19 +437,25 @@ def report(candidates: list[Candidate], flops: dict, args) -> None:
     else:
         basis = f"best sample (some variant has < {min_quiet} quiet samples)"
         t = {c.name: c.best for c in candidates}
-    tf_mm = [c for c in candidates if c.kind == "matmul" and "torch" not in c.name]
-    peak_c = max(tf_mm, key=lambda c: c.flops / t[c.name])
-    peak = peak_c.flops / t[peak_c.name] / 1e9
+    peaks: dict[str, float] = {}  # dtype → the best TF matmul GFLOP/s
+    peak_names: dict[str, str] = {}
+    for c in candidates:
+        if c.kind == "matmul" and "torch" not in c.name:
+            rate = c.flops / t[c.name] / 1e9
+            if rate > peaks.get(c.dtype, 0.0):
+                peaks[c.dtype], peak_names[c.dtype] = rate, c.name
+    peak = peaks["float32"]
     foreign = statistics.median(s.foreign for c in candidates for s in c.samples)
     print()
     print(f"FLOPs per iteration (analytic): encoder forward {flops['encoder_forward'] / 1e9:.1f} G, "
           f"train step {flops['train_step'] / 1e9:.1f} G (3 × {flops['pretrainer_forward'] / 1e9:.1f} G)")
-    print(f"fp32 matmul peak (TF): {peak:.0f} GFLOP/s ({peak_c.name})")
+    for dtype, rate in peaks.items():
+        print(f"{dtype} matmul peak (TF): {rate:.0f} GFLOP/s ({peak_names[dtype]})")
     print(f"Other processes used a median {100 * foreign:.0f}% of the machine's CPU during the samples; "
           f"a sample is 'quiet' below {100 * threshold:.0f}%. Time per iteration used below: {basis}.")
     print()
     header = (f"| {'variant':<32} | quiet/n | ms best | ms median | ms quiet median "
-              f"| seq/s | GFLOP/s | % of peak | CPU util |")
+              f"| seq/s | GFLOP/s | % of peak | CPU util | first call s |")
     print(header)
     print("|" + "|".join("-" * len(part) for part in header.split("|")[1:-1]) + "|")
     cores = os.cpu_count() or 1
@@ -388,11 +467,13 @@ def report(candidates: list[Candidate], flops: dict, args) -> None:
         qm = f"{qm * 1e3:15.1f}" if qm else f"{'-':>15}"
         print(f"| {c.name:<32} | {len(c.quiet(threshold)):>3}/{len(c.samples):<3} | {c.best * 1e3:7.1f} "
               f"| {c.median * 1e3:9.1f} | {qm} | {seqs:>5} | {gflops:7.1f} "
-              f"| {100 * gflops / peak:8.0f}% | {100 * util:7.0f}% |")
+              f"| {100 * gflops / peaks.get(c.dtype, peak):8.0f}% | {100 * util:7.0f}% "
+              f"| {c.first_call:12.1f} |")
     print()
 
-    def fastest(prefix: str, kind: str):
-        pool = [c for c in candidates if c.name.startswith(prefix) and c.kind == kind]
+    def fastest(prefix: str, kind: str, dtype: str = "float32"):
+        pool = [c for c in candidates if c.name.startswith(prefix) and c.kind == kind
+                and c.dtype == dtype]
         return min(pool, key=lambda c: t[c.name]) if pool else None
 
     def ratio_line(label, ours, peer, target=None):
@@ -406,12 +487,51 @@ def report(candidates: list[Candidate], flops: dict, args) -> None:
 
     ours_fwd, ours_train = fastest("ours", "forward"), fastest("ours", "train")
     for c in candidates:
-        if c.kind == "forward" and not c.name.startswith("ours"):
+        if c.kind == "forward" and not c.name.startswith("ours") and c.dtype == "float32":
             ratio_line("forward", ours_fwd, c)
     peers_fwd = [c for c in (fastest("keras-hub", "forward"), fastest("HF", "forward")) if c]
     if peers_fwd:
         ratio_line("FORWARD vs faster peer", ours_fwd, min(peers_fwd, key=lambda c: t[c.name]), 1.0)
     ratio_line("TRAIN vs HF", ours_train, fastest("HF", "train"), 1.0)
+    bf16_report(candidates, t, peaks, ratio_line, fastest)
+
+
+def _default_graph(dtype: str, batches: int, lengths: int) -> str:
+    return "XLA" if predict_jit_compile(dtype, batches, lengths) else "graph"
+
+
+def bf16_report(candidates: list[Candidate], t: dict, peaks: dict, ratio_line, fastest) -> None:
+    """Issue 15 §2 / acceptance 2 and 4: the bf16 paths against our fastest fp32 variant,
+    keras-hub under mixed_bfloat16 and the bf16 matmul peak; graph vs XLA per dtype; the
+    bf16 train step against fp32's."""
+    by_name = {c.name: c for c in candidates}
+    paths = [c for c in candidates if c.name.startswith(("ours predict bf16", "ours export bf16"))]
+    if not paths:
+        return
+    print()
+    print(f"bfloat16 ({describe_bf16_support()}):")
+    ours_fp32 = fastest("ours fwd", "forward")
+    keras_hub_bf16 = fastest("keras-hub fwd", "forward", "bfloat16")
+    for path in paths:
+        ratio_line("BF16 PATH vs our fastest fp32", path, ours_fp32, 1.5)
+        ratio_line("BF16 PATH vs keras-hub mixed_bfloat16", path, keras_hub_bf16, 1.2)
+        if "bfloat16" in peaks:
+            share = path.flops / t[path.name] / 1e9 / peaks["bfloat16"]
+            print(f"BF16 PATH vs bf16 matmul peak: {path.name}: {100 * share:.0f}% of "
+                  f"{peaks['bfloat16']:.0f} GFLOP/s — target ≥ 85%: "
+                  f"{'met' if share >= 0.85 else 'MISSED'}")
+    for tag, label in (("", "float32"), (" bf16", "bfloat16")):
+        graph, xla = by_name.get(f"ours fwd{tag} graph"), by_name.get(f"ours fwd{tag} graph XLA")
+        if graph and xla:
+            print(f"prediction graph, {label}: XLA / graph speed {t[graph.name] / t[xla.name]:.2f}× "
+                  f"(first call: graph {graph.first_call:.1f} s, XLA {xla.first_call:.1f} s); "
+                  f"default for 1000 batches: {_default_graph(label, 1000, 1)} with one padded "
+                  f"length, {_default_graph(label, 1000, 8)} with 8 buckets; for 50 batches "
+                  f"in 8 buckets: {_default_graph(label, 50, 8)}")
+    for jit in ("", " XLA"):
+        bf16, fp32 = by_name.get(f"ours train bf16 graph{jit}"), by_name.get(f"ours train graph{jit}")
+        if bf16 and fp32:
+            ratio_line(f"TRAIN STEP bf16 vs fp32{jit or ' graph'}", bf16, fp32)
 
 
 def main(argv=None) -> None:
@@ -430,11 +550,16 @@ def main(argv=None) -> None:
     parser.add_argument("--wait_quiet", type=float, default=2.0,
                         help="before each sample, wait up to this many seconds for a quiet machine")
     parser.add_argument("--skip_peers", action="store_true", help="no HF / keras-hub candidates")
+    parser.add_argument("--dtypes", default="float32,bfloat16",
+                        help="compute dtypes to measure: float32 and/or bfloat16 (mixed_bfloat16)")
     parser.add_argument("--variants", default="",
                         help="comma-separated name prefixes to keep (e.g. 'ours fwd,matmul')")
     args = parser.parse_args(argv)
 
     cores = os.cpu_count() or 1
+    dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip())
+    if set(dtypes) - set(POLICIES):
+        parser.error(f"--dtypes: expected float32 and/or bfloat16, got {args.dtypes!r}")
     config = AlbertConfig.from_preset(args.preset)
     flops = albert_flops(config, args.batch, args.seq, args.masked)
     inputs = make_inputs(config, args.batch, args.seq, args.masked)
@@ -458,11 +583,13 @@ def main(argv=None) -> None:
     print(f"{args.preset}: batch {args.batch} × seq {args.seq}, {args.masked} masked positions; "
           f"{cores} cores; TF {tf.__version__}, Keras {keras.__version__}"
           + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if have_torch else ""))
+    print(describe_bf16_support() + "; the scripts' default --dtype stays float32"
+          + ("" if cpu_bf16_units() else " (and bfloat16 is expected to be the slower here)"))
     keras.utils.set_random_seed(0)
-    candidates = matmul_candidates(args.matmul_size, have_torch)
-    candidates += our_candidates(config, inputs, flops)
+    candidates = matmul_candidates(args.matmul_size, have_torch, dtypes=dtypes)
+    candidates += our_candidates(config, inputs, flops, dtypes)
     if have_kh:
-        candidates += keras_hub_candidates(config, inputs, flops)
+        candidates += keras_hub_candidates(config, inputs, flops, dtypes)
     if have_hf:
         candidates += hf_candidates(config, inputs, flops)
     if args.variants:

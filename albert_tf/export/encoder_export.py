@@ -6,6 +6,10 @@ encoder_outputs, default}`; `variables`, `trainable_variables` and `regularizati
 as `hub.KerasLayer` reads them; `call_inference` / `call_training` endpoints for Keras 3's
 `TFSMLayer`; a `serving_default` signature; optionally an `mlm` sub-object; and the
 SentencePiece model, config JSON and lower-casing flag as assets.
+
+An encoder built under a mixed policy (`export_tfhub --dtype=bfloat16`: its matmuls run in
+bfloat16, LayerNorm and softmax in float32, variables float32) is exported the same way; its
+outputs are cast to float32, so every export takes int32 ids and gives float32 tensors.
 """
 
 from __future__ import annotations
@@ -28,12 +32,14 @@ def input_signature(extra: tuple[str, ...] = ()) -> dict[str, tf.TensorSpec]:
 
 
 def _encoder_outputs(encoder: AlbertEncoder, inputs: dict, training: bool) -> dict[str, Any]:
+    """The export's outputs, float32 whatever the encoder's compute dtype."""
     out = encoder({name: inputs[name] for name in INPUT_NAMES}, training=training)
+    pooled = tf.cast(out["pooled_output"], tf.float32)
     return {
-        "pooled_output": out["pooled_output"],
-        "sequence_output": out["sequence_output"],
-        "encoder_outputs": list(out["encoder_outputs"]),
-        "default": out["pooled_output"],
+        "pooled_output": pooled,
+        "sequence_output": tf.cast(out["sequence_output"], tf.float32),
+        "encoder_outputs": [tf.cast(x, tf.float32) for x in out["encoder_outputs"]],
+        "default": pooled,
     }
 
 
@@ -87,6 +93,9 @@ def build_export_object(encoder: AlbertEncoder, spm_model_file: str | None, conf
     if config_file:
         root.albert_config_file = tf.saved_model.Asset(config_file)
     root.do_lower_case = tf.Variable(do_lower_case, trainable=False, name="do_lower_case")
+    # "float32" or "bfloat16": the dtype the export's matmuls run in (its outputs are float32).
+    root.compute_dtype = tf.Variable(str(encoder.compute_dtype), trainable=False,
+                                     name="compute_dtype")
     serving = tf.function(lambda inputs: _flat(_encoder_outputs(encoder, inputs, False)),
                           input_signature=[signature])
     return root, {"serving_default": serving.get_concrete_function()}

@@ -11,7 +11,10 @@ a multiple of the local replica count, split into equal consecutive slices — r
 the i-th — and run under `strategy.run`; the replicas' results are concatenated in replica
 order and the padding dropped, so row order is the input order. The step is traced once,
 with the batch and sequence axes left open, so batches of different padded lengths (length
-buckets) reuse it. On several workers each worker predicts the whole dataset it is given.
+buckets) reuse it; with `jit_compile` the model call is XLA-compiled (once per padded length).
+`jit_compile=None` decides at the first run from the dtype, the CPU and the number of batches
+and padded lengths (`training.hardware.predict_jit_compile`), as the fine-tuning runs do.
+On several workers each worker predicts the whole dataset it is given.
 Length-bucketed datasets (`bucketing.LengthBuckets.eval_batches`) reorder the examples and
 tag each with its file position; the results are put back in file order.
 
@@ -33,6 +36,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.finetuning.bucketing import restore_order
+from albert_tf.training.hardware import predict_jit_compile
 
 
 def open_signature(spec: Any) -> Any:
@@ -66,11 +70,17 @@ class Predictor:
       model_inputs: features → the model's input dict, applied on the replica (e.g. SQuAD
         v2 adds `start_positions=None`); default: the features as they are.
       log_every: log progress (examples/s, ETA) every this many batches.
+      jit_compile: XLA-compile the model call (the outputs are the same within float
+        round-off; which graph is faster depends on the dtype and the CPU); None: decided
+        at the first `run` by `hardware.predict_jit_compile(dtype, batches, num_lengths)`.
+      dtype / num_lengths: the model's --dtype and how many padded lengths the batches can
+        have (the length buckets; 1 when padded to max_seq_length), for `jit_compile=None`.
     """
 
     def __init__(self, model: keras.Model, strategy: tf.distribute.Strategy | None = None,
                  outputs: Sequence[str] = ("logits",),
-                 model_inputs: Callable[[dict], dict] | None = None, log_every: int = 100):
+                 model_inputs: Callable[[dict], dict] | None = None, log_every: int = 100,
+                 jit_compile: bool | None = False, dtype: str = "float32", num_lengths: int = 1):
         self.model = model
         self.strategy = strategy or tf.distribute.get_strategy()
         self.outputs = tuple(outputs)
@@ -82,6 +92,9 @@ class Predictor:
         self.model_inputs = model_inputs
         self.log_every = log_every
         self.num_traces = 0
+        self.jit_compile = jit_compile
+        self.dtype = dtype
+        self.num_lengths = num_lengths
         self._step = None  # traced on first use
 
     def _replica_step(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
@@ -90,15 +103,24 @@ class Predictor:
         return {name: tf.cast(outputs[name], tf.float32) if outputs[name].dtype.is_floating
                 else outputs[name] for name in self.outputs}
 
-    def _trace(self, feature_spec: Any) -> None:
+    def _trace(self, feature_spec: Any, num_batches: int | None = None) -> None:
         strategy = self.strategy
         replicas = _local_replicas(strategy)
+        if self.jit_compile is None:
+            self.jit_compile = predict_jit_compile(self.dtype, num_batches, self.num_lengths)
+            logging.info("Prediction runs the model %s under --dtype=%s (%s batches, %d padded "
+                         "length(s); benchmarks/RESULTS.md)",
+                         "XLA-compiled" if self.jit_compile else "in the tf.function graph",
+                         self.dtype, num_batches if num_batches else "unknown", self.num_lengths)
+        replica_fn = (tf.function(self._replica_step, jit_compile=True) if self.jit_compile
+                      else self._replica_step)
 
         @tf.function(input_signature=[open_signature(feature_spec)])
         def step(features):
             self.num_traces += 1  # Python side effect: counts traces, not calls
             logging.info("Tracing the prediction step (batch and sequence axes open: one "
-                         "trace for every batch size and padded length)")
+                         "trace for every batch size and padded length%s)",
+                         "; XLA compiles once per padded length" if self.jit_compile else "")
             rows = tf.shape(tf.nest.flatten(features)[0])[0]
             padding = (-rows) % replicas
             padded = tf.nest.map_structure(
@@ -111,7 +133,7 @@ class Predictor:
                                              padded)
 
             sliced = strategy.experimental_distribute_values_from_function(replica_slice)
-            return strategy.run(self._replica_step, args=(sliced,))
+            return strategy.run(replica_fn, args=(sliced,))
 
         self._step = step
 
@@ -132,8 +154,6 @@ class Predictor:
         """
         spec = dataset.element_spec
         feature_spec = spec[0] if isinstance(spec, tuple) else spec
-        if self._step is None:
-            self._trace(feature_spec)
         collected: dict[str, list[np.ndarray]] = {}
         padded_lengths: dict[int, int] = {}  # padded sequence length → batches
         done, batches, start = 0, 0, time.perf_counter()
@@ -141,6 +161,8 @@ class Predictor:
             features, passthrough = batch if isinstance(batch, tuple) else (batch, {})
             first = tf.nest.flatten(features)[0]
             rows = int(tf.shape(first)[0])
+            if self._step is None:
+                self._trace(feature_spec, -(-num_examples // rows) if num_examples else None)
             if first.shape.rank >= 2:
                 length = int(tf.shape(first)[-1])
                 padded_lengths[length] = padded_lengths.get(length, 0) + 1

@@ -107,6 +107,7 @@ class FineTuningRun(abc.ABC):
         self.eval_results: list[dict[str, Any]] = []
         self._writers: dict[str, Any] = {}
         self._initial_weights_loaded = False
+        self._num_padded_lengths = 1  # set by length_buckets (the predictor's XLA choice)
 
     # ----- construction -----
     def setup(self, model_fn: Callable[[], keras.Model], objective: Objective, metric_key: str,
@@ -143,8 +144,11 @@ class FineTuningRun(abc.ABC):
                                init_fn=init_fn)
         self.evaluator = CheckpointEvaluator(opts.output_dir, metric_key, self.evaluate_current,
                                              self.trainer.restore_model)
+        # The prediction graph (plain or XLA) is chosen at the first prediction, by dtype,
+        # CPU and the run's size (`training.hardware.predict_jit_compile`).
         self.predictor = Predictor(self.trainer.model, self.trainer.strategy, predict_outputs,
-                                   model_inputs)
+                                   model_inputs, jit_compile=None, dtype=opts.dtype,
+                                   num_lengths=self._num_padded_lengths)
 
     def warm_start(self, model: keras.Model) -> None:
         """--init_checkpoint (original TF1 or ours): every encoder variable must be restored."""
@@ -173,8 +177,10 @@ class FineTuningRun(abc.ABC):
             enabled = not static
         if not enabled:
             logging.info("Batches are padded to max_seq_length %d", max_seq_length)
+            self._num_padded_lengths = 1
             return None
         buckets = LengthBuckets(max_seq_length, min_length=min_length)
+        self._num_padded_lengths = len(buckets.lengths)
         logging.info("Length-bucketed batches, padded to one of %s: the train and prediction "
                      "steps are traced once with an open sequence axis (under XLA, compiled "
                      "once per length: at most %d times)", list(buckets.lengths),

@@ -106,3 +106,14 @@ def uses_one_hot_lookups(strategy: tf.distribute.Strategy) -> bool:
     (`use_one_hot_embeddings=FLAGS.use_tpu`), so its embedding gradients are dense (Q35)."""
     return isinstance(strategy, (tf.distribute.TPUStrategy,
                                  tf.distribute.experimental.TPUStrategy))
+
+
+def runs_on_cpu(strategy: tf.distribute.Strategy) -> bool:
+    """True when the strategy's replicas are CPUs (no GPU or TPU in use)."""
+    if uses_one_hot_lookups(strategy):
+        return False
+    try:
+        devices = strategy.extended.worker_devices
+    except RuntimeError:  # the default strategy lists no devices: TF places on a GPU if any
+        return not tf.config.list_logical_devices("GPU")
+    return all("CPU" in device.upper() for device in devices)

@@ -45,8 +45,10 @@ def define_training_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     define(flags.DEFINE_integer, "num_gpus", None,
            "GPUs for one_device/mirrored; 0 = CPU. Default: all visible.", lower_bound=0)
     define(flags.DEFINE_enum, "dtype", "float32", list(DTYPE_POLICIES),
-           "Compute dtype: float32, or mixed float16 (dynamic loss scaling) / bfloat16. "
-           "Variables, LayerNorm, softmax, logits and losses stay float32.")
+           "Compute dtype of training, eval and predict: float32, or mixed float16 "
+           "(dynamic loss scaling) / bfloat16. Variables, LayerNorm, softmax, logits and "
+           "losses stay float32. bfloat16 is faster only on CPUs with bf16 units "
+           "(AVX512-BF16/AMX) or accelerators; a warning says when the CPU has none.")
     define(flags.DEFINE_bool, "jit_compile", False,
            "XLA-compile the forward/backward pass.")
     define(flags.DEFINE_integer, "gradient_accumulation_steps", 1,

@@ -25,7 +25,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.training import distribute
+from albert_tf.training import distribute, hardware
 from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES
 from albert_tf.training.checkpointing import TrainingCheckpoint, keyed_variables
 from albert_tf.training.clipping import OccurrenceNormRule, clip_by_norm, global_norm
@@ -182,6 +182,7 @@ class Trainer:
         resolver = getattr(self.strategy, "cluster_resolver", None)
         self.worker_id = int(getattr(resolver, "task_id", 0) or 0)
 
+        hardware.warn_if_slow_dtype(config.dtype, distribute.runs_on_cpu(self.strategy))
         previous_policy = keras.config.dtype_policy()
         keras.config.set_dtype_policy(DTYPE_POLICIES[config.dtype])
         try:

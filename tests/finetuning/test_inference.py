@@ -56,6 +56,24 @@ def test_features_alone_and_unknown_outputs():
         Predictor(model)  # GLUE's default output name
 
 
+def test_xla_compiled_model_call_predicts_the_same(caplog):
+    """jit_compile=True (the XLA graph, compiled once per padded length) gives the plain
+    graph's outputs; still one trace for every batch size and length."""
+    rng = np.random.default_rng(1)
+    data = [rng.integers(0, 50, (5, n)).astype(np.int32) for n in (4, 8)]
+    outputs = {}
+    for jit in (False, True):
+        predictor = Predictor(_model(), outputs=("total", "doubled"), jit_compile=jit,
+                              model_inputs=lambda features: {"ids": features["x"]})
+        with caplog.at_level(logging.INFO, logger="absl"):
+            outputs[jit] = [predictor.run(_dataset(ids, 2)) for ids in data]
+        assert predictor.num_traces == 1
+    for plain, xla in zip(outputs[False], outputs[True]):
+        np.testing.assert_allclose(xla["total"], plain["total"])
+        np.testing.assert_allclose(xla["doubled"], plain["doubled"])
+    assert "XLA compiles once per padded length" in caplog.text
+
+
 def test_mirrored_two_cpus_predict_as_one_device(spm_model, tmp_path):
     """SQuAD v2 through the shared path: 56 questions in batches of 7 split over 2 replicas."""
     result = processes.run(["-m", "tests.finetuning.scripts.mirrored_squad_predict", spm_model,

@@ -1,0 +1,96 @@
+"""What this CPU offers for reduced precision, and which prediction graph each dtype runs.
+
+bfloat16 pays off on a CPU only with bf16 units (x86 AVX512-BF16 or AMX-BF16, Arm BF16):
+without them TensorFlow converts every bf16 matmul to float32 and back, so bf16 inference
+is *slower* than float32 (benchmarks/RESULTS.md, "bfloat16 inference"). The default dtype
+therefore stays float32 everywhere; `--dtype=bfloat16` is the user's choice, and a CPU
+without the units gets a warning.
+
+The prediction graph (tf.function, with or without XLA) is chosen per dtype, CPU kind and
+run size from the measurements in benchmarks/RESULTS.md ("bfloat16 inference"): see
+`predict_jit_compile`.
+"""
+
+from __future__ import annotations
+
+import functools
+import platform
+
+from absl import logging
+
+# /proc/cpuinfo flags that mean bf16 matmul units: x86 (AVX512-BF16, AMX) and Arm (BF16).
+BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16", "bf16")
+
+# Steady-state speed of the XLA-compiled prediction step over the plain tf.function graph, by
+# (--dtype, CPU has bf16 units). Measured on ALBERT-base, batch 8 × 128, 2 threads, two runs
+# (benchmarks/RESULTS.md, "bfloat16 inference"), the lower figure kept: float32 1.14× / 1.24×,
+# bfloat16 1.26× / 1.15× on this AVX2 CPU without bf16 units (XLA:CPU fuses the bf16 ↔
+# float32 conversions the emulation needs); on an AVX512-BF16 CPU XLA's bf16 is ≈ 2× *slower*
+# than the graph's oneDNN kernels (issue 15's measurement), and float32 there is not measured
+# (kept on the graph). float16 has no fast CPU path in either graph.
+PREDICT_XLA_SPEEDUP = {
+    ("float32", False): 1.14, ("float32", True): 1.0,
+    ("bfloat16", False): 1.15, ("bfloat16", True): 0.5,
+    ("float16", False): 1.0, ("float16", True): 1.0,
+}
+# A first call — the graph's one trace, or XLA's compile of one padded length — costs about
+# this many steady-state batches (ALBERT-base 8 × 128: 2.3–7.0 in the two runs).
+FIRST_CALL_BATCHES = 7.0
+
+
+def _cpu_flags(cpuinfo: str) -> set[str]:
+    """Every word on the `flags` (x86) and `Features` (Arm) lines of /proc/cpuinfo text."""
+    words: set[str] = set()
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("flags", "features"):
+            words.update(value.split())
+    return words
+
+
+def bf16_units_in(cpuinfo: str) -> list[str]:
+    """The bf16 flags present in /proc/cpuinfo text (empty: no bf16 units)."""
+    flags = _cpu_flags(cpuinfo)
+    return [flag for flag in BF16_CPU_FLAGS if flag in flags]
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_bf16_units() -> list[str] | None:
+    """This CPU's bf16 feature flags ([] when it has none), or None when unknown (no
+    /proc/cpuinfo: not Linux)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            return bf16_units_in(f.read())
+    except OSError:
+        return None
+
+
+def describe_bf16_support() -> str:
+    """One line for logs and benchmarks: does this CPU have bf16 units?"""
+    units = cpu_bf16_units()
+    if units is None:
+        return f"bf16 units of this CPU ({platform.machine()}): unknown (no /proc/cpuinfo)"
+    if units:
+        return f"this CPU has bf16 units ({', '.join(units)}): bfloat16 matmuls run natively"
+    return ("this CPU has no bf16 units (no avx512_bf16/amx_bf16/bf16 flag): bfloat16 "
+            "matmuls are emulated in float32 and run slower than float32")
+
+
+def predict_jit_compile(dtype: str, num_batches: int | None = None,
+                        num_lengths: int = 1) -> bool:
+    """Whether prediction under `dtype` ("float32", "bfloat16", "float16") should XLA-compile
+    the model: only where XLA is faster in steady state *and* `num_batches` batches repay
+    its compiles — one per padded length (`num_lengths`, e.g. the length buckets), where the
+    plain graph traces once for all. Unknown size (None): the plain graph."""
+    speedup = PREDICT_XLA_SPEEDUP[(dtype, bool(cpu_bf16_units()))]
+    if speedup <= 1.0 or not num_batches:
+        return False
+    saved = num_batches * (1.0 - 1.0 / speedup)  # in steady-state batches of the graph
+    return saved > FIRST_CALL_BATCHES * max(num_lengths - 1, 0) + 1.0
+
+
+def warn_if_slow_dtype(dtype: str, on_cpu: bool = True) -> None:
+    """Logs a warning when `dtype` is bfloat16 and runs on a CPU known to lack bf16 units."""
+    if dtype == "bfloat16" and on_cpu and cpu_bf16_units() == []:
+        logging.warning("--dtype=bfloat16: %s; float32 is faster here (and the default)",
+                        describe_bf16_support())
