@@ -81,9 +81,11 @@ flags.DEFINE_float("threshold_to_export", float("nan"),
                    "If set, a constant 'threshold' output is added to the serving signature.")
 training_flags.define_training_flags()
 training_flags.define_bucketing_flag()
+training_flags.define_eval_poll_flags()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["data_dir", "task_name", "output_dir"])
 training_flags.register_float_validators({
+    **training_flags.EVAL_POLL_RANGES,
     "learning_rate": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),
     "threshold_to_export": training_flags.FloatRange(unset=True)})
 
@@ -95,7 +97,7 @@ _OPTION_FLAGS = (
     "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop", "optimizer",
     "export_dir", "threshold_to_export", "log_steps", "gradient_accumulation_steps",
     "jit_compile", "dtype", "seed", "clip_norm_mode", "recompute_grad",
-    "bucket_by_length")
+    "bucket_by_length", "eval_poll_secs", "eval_timeout_secs")
 
 
 def run():

@@ -75,6 +75,7 @@ flags.DEFINE_enum("sentence_prediction", None, ["sop", "nsp", "none"],
                   "as create_pretraining_data made them); sop/nsp also check the records' .json "
                   "summary agrees; none: masked LM only, no sentence loss or metrics.")
 training_flags.define_training_flags()
+training_flags.define_eval_poll_flags()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["output_dir", "input_file"])
 
@@ -97,7 +98,7 @@ _OPTION_FLAGS = (
     "start_warmup_step", "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop",
     "max_eval_steps", "init_from_group0", "dynamic_masking", "sentence_prediction", "log_steps",
     "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
-    "recompute_grad")
+    "recompute_grad", "eval_poll_secs", "eval_timeout_secs")
 
 
 def run(callbacks: Sequence = ()) -> dict:

@@ -81,12 +81,14 @@ flags.DEFINE_integer("iterations_per_loop", 1000,
                      lower_bound=1)
 training_flags.define_training_flags()
 training_flags.define_bucketing_flag()
+training_flags.define_eval_poll_flags()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["data_dir", "output_dir"])
 flags.register_multi_flags_validator(
     ["high_only", "middle_only"], lambda values: not (values["high_only"] and values["middle_only"]),
     "--high_only and --middle_only exclude each other")
 training_flags.register_float_validators({
+    **training_flags.EVAL_POLL_RANGES,
     "learning_rate": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),
     "dropout_prob": training_flags.DROPOUT})
 
@@ -99,7 +101,7 @@ _OPTION_FLAGS = (
     "train_step", "warmup_step", "save_checkpoints_steps", "iterations_per_loop", "log_steps",
     "gradient_accumulation_steps", "jit_compile", "dtype", "seed", "clip_norm_mode",
     "recompute_grad",
-    "bucket_by_length")
+    "bucket_by_length", "eval_poll_secs", "eval_timeout_secs")
 
 
 def run():
