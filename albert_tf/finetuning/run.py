@@ -266,7 +266,10 @@ class FineTuningRun(abc.ABC):
 
         follow_checkpoints(lambda: numbered_checkpoints(self.opts.output_dir), evaluate,
                            final_step, evaluator.last_step, settings, self.opts.output_dir,
-                           final_step_flag="--train_step")
+                           final_step_flag="--train_step",
+                           hint=(" (To evaluate the initial weights instead of following a "
+                                 "training run, pass --train_step=0.)"
+                                 if self.has_initial_weights else ""))
 
     def load_best_weights(self) -> str:
         """Loads model.ckpt-best, else the newest checkpoint, else the initial weights."""

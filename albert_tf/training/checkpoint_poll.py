@@ -47,7 +47,7 @@ def _awaited(done: int) -> str:
 def follow_checkpoints(list_checkpoints: Callable[[], Sequence[tuple[int, str]]],
                        evaluate: Callable[[int, str], object], final_step: int,
                        last_evaluated: int, settings: PollSettings, directory: str,
-                       final_step_flag: str = "--train_step",
+                       final_step_flag: str = "--train_step", hint: str = "",
                        clock: Callable[[], float] = time.monotonic,
                        sleep: Callable[[float], None] = time.sleep) -> list[int]:
     """Evaluates every checkpoint past `last_evaluated` until one at `final_step` or later
@@ -61,6 +61,8 @@ def follow_checkpoints(list_checkpoints: Callable[[], Sequence[tuple[int, str]]]
         if none.
       settings: poll interval and timeout (seconds).
       directory, final_step_flag: named in the log and in the timeout's message.
+      hint: appended to the timeout's message (and logged while waiting for the first
+        checkpoint).
       clock, sleep: time.monotonic and time.sleep, replaceable in tests.
 
     Raises:
@@ -93,10 +95,10 @@ def follow_checkpoints(list_checkpoints: Callable[[], Sequence[tuple[int, str]]]
                 f"no new checkpoint in {directory} for {settings.timeout_secs:g}s (--eval_timeout_"
                 f"secs) while waiting for {_awaited(done)} (the run ends at step {final_step}, "
                 f"{final_step_flag}); is the trainer running there, with the same "
-                f"{final_step_flag}?")
+                f"{final_step_flag}?{hint}")
         if not waiting:
-            logging.info("Waiting for %s in %s (final step %d)", _awaited(done), directory,
-                         final_step)
+            logging.info("Waiting for %s in %s (final step %d)%s", _awaited(done), directory,
+                         final_step, hint if done < 0 else "")
             waiting = True
         sleep(min(settings.poll_secs, settings.timeout_secs - waited))
     logging.info("Reached the final step %d: %d checkpoint(s) evaluated", final_step,

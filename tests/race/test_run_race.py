@@ -159,7 +159,7 @@ def test_eval_only_from_an_original_checkpoint(config_file, spm_model, tmp_path,
     with caplog.at_level("INFO", logger="absl"):
         result = run(_options(tmp_path / "out", albert_config_file=config_file,
                               spm_model_file=spm_model, do_train=False, init_checkpoint=init,
-                              middle_only=True))
+                              middle_only=True, train_step=0))  # 0: no training run to follow
     report = result.restore_report
     assert report.kind == "original TF1" and report.head_restored == 0
     assert report.encoder_restored == report.encoder_total

@@ -37,10 +37,10 @@ class FakeRun:
         self.now += 0.5  # evaluating takes time too
 
     def follow(self, final_step: int, last_evaluated: int = -1, poll: float = 1.0,
-               timeout: float = 10.0) -> list[int]:
+               timeout: float = 10.0, **kwargs) -> list[int]:
         return follow_checkpoints(self.list_checkpoints, self.evaluate, final_step,
                                   last_evaluated, PollSettings(poll, timeout), "out",
-                                  clock=self.clock, sleep=self.sleep)
+                                  clock=self.clock, sleep=self.sleep, **kwargs)
 
 
 def test_each_checkpoint_once_in_order_until_the_final_step():
@@ -75,8 +75,10 @@ def test_timeout_names_the_directory_the_step_and_the_flag():
 
 def test_timeout_before_any_checkpoint():
     run = FakeRun({})
-    with pytest.raises(CheckpointWaitTimeout, match="waiting for the first checkpoint"):
-        run.follow(final_step=4, poll=4.0, timeout=10.0)
+    with pytest.raises(CheckpointWaitTimeout, match=r"waiting for the first checkpoint .* "
+                                                    r"--num_train_steps\? Or not\.$"):
+        run.follow(final_step=4, poll=4.0, timeout=10.0, final_step_flag="--num_train_steps",
+                   hint=" Or not.")
     assert run.sleeps == [4.0, 4.0, 2.0] and run.evaluated == []
 
 
