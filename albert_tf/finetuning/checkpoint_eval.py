@@ -81,7 +81,8 @@ class CheckpointEvaluator:
         pretraining keeps them (its trainer's keep_checkpoint_max decides).
       best_lines: end each block with `best = …` and a separator (run_classifier,
         run_race); False writes the original run_pretraining's `saved <file> to <file>`
-        lines when a checkpoint becomes the best instead.
+        lines instead when a checkpoint becomes the best, after the block's first line
+        (its copy ran inside the loop over the metrics, Q17).
     """
 
     def __init__(self, output_dir: str, metric_key: str,
@@ -147,8 +148,8 @@ class CheckpointEvaluator:
             self.best_step, self.best_value, self.best_results = step, float(value), results
             logging.info("New best %s = %s at step %d; saved as %s", self.metric_key, value,
                          step, self.best_path)
-            if not self.best_lines:
-                block += [f"saved {source} to {target}" for source, target in copied]
+            if not self.best_lines:  # after the first metric line, as the original (Q17)
+                block[1:1] = [f"saved {source} to {target}" for source, target in copied]
         self._append(block)
         if prefix is None:
             return results

@@ -145,8 +145,8 @@ def test_pretraining_style_evaluator_resumes_and_keeps_checkpoints(tmp_path):
              for s in (2, 4) for x in (".data-00000-of-00001", ".index")]
     with open(tmp_path / "eval_results.txt") as f:
         assert f.read().splitlines() == [
-            "global_step = 2", "masked_lm_accuracy = 0.25", *saved[:2],
-            "global_step = 4", "masked_lm_accuracy = 0.5", *saved[2:],
+            "global_step = 2", *saved[:2], "masked_lm_accuracy = 0.25",  # (Q17)
+            "global_step = 4", *saved[2:], "masked_lm_accuracy = 0.5",
             "global_step = 6", "masked_lm_accuracy = 0.375"]
     with open(tmp_path / "best_trial.txt") as f:
         assert f.read() == "6:4:0.5\n"

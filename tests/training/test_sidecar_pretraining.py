@@ -15,8 +15,8 @@ STEPS, EVERY = 6, 2
 
 
 def _evaluations(path: str) -> list[dict[str, str]]:
-    """eval_results.txt → one {key: value} per evaluation (a block starts at its first key,
-    `discriminator_...`/`loss`/…, sorted; `saved` lines are kept under "saved")."""
+    """eval_results.txt → one {key: value} per evaluation (a block starts where a key
+    repeats; its `saved …` lines are kept under "saved")."""
     blocks: list[dict] = []
     with open(path) as f:
         for line in f.read().splitlines():
@@ -70,3 +70,18 @@ def test_evaluator_follows_the_trainer(pretraining_files, tmp_path):
     assert again.returncode == 0, again.stderr[-3000:]
     assert "up to the final step 6 (--num_train_steps) was already evaluated" in again.stderr
     assert len(_evaluations(str(out / "eval_results.txt"))) == 3
+
+
+def test_no_checkpoint_within_the_timeout_is_one_line(pretraining_files, tmp_path):
+    _, _, common = pretraining_files
+    out = tmp_path / "out"
+    result = processes.run(["run_pretraining.py", *common, f"--output_dir={out}",
+                            "--nodo_train", "--do_eval", "--num_train_steps=4",
+                            "--eval_poll_secs=0.5", "--eval_timeout_secs=1"])
+    assert result.returncode == 1, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if "error" in line.lower()]
+    assert errors == [
+        f"run_pretraining: error: no new checkpoint in {out} for 1s (--eval_timeout_secs) while "
+        "waiting for the first checkpoint (the run ends at step 4, --num_train_steps); is the "
+        "trainer running there, with the same --num_train_steps?"]
+    assert "Traceback" not in result.stderr and not out.exists()
