@@ -64,12 +64,7 @@ def test_evaluator_follows_the_trainer(pretraining_files, tmp_path):
             open(out / "model.ckpt-best.index", "rb") as g:
         assert f.read() == g.read()
     assert {f"model.ckpt-{s}.index" for s in (2, 4, 6)} <= set(os.listdir(out))
-
-    # Restarted after training ended: nothing is evaluated again.
-    again = processes.run([*flags, "--nodo_train", "--do_eval", "--eval_timeout_secs=5"])
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert "up to the final step 6 (--num_train_steps) was already evaluated" in again.stderr
-    assert len(_evaluations(str(out / "eval_results.txt"))) == 3
+    # (A restart resuming from best_trial.txt: tests/training/test_checkpoint_poll.py.)
 
 
 def test_no_checkpoint_within_the_timeout_is_one_line(pretraining_files, tmp_path):
