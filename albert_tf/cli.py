@@ -4,7 +4,8 @@
 is the scripts' `main`. Bad input — a config, checkpoint or tokenizer that does not fit, a
 missing file, an inconsistent option (all ValueErrors or the types below) — or a diverged
 run, or a side-car evaluator that waited --eval_timeout_secs in vain, ends the script
-with one line `<script>: error: <message>` on stderr and exit status 1, not a traceback (`--verbosity=1` logs it). Other exceptions propagate with their traceback.
+with one line `<script>: error: <message>` on stderr and exit status 1, not a traceback
+(`--verbosity=1` logs it). Other exceptions propagate with their traceback.
 
 Example:
     >>> def run():

@@ -7,7 +7,9 @@ counts and prediction outputs, and implements `evaluate_current`. The shared pat
 build the model (`Trainer`) → warm start (`--init_checkpoint`, logging the encoder/head
 report; or an encoder export's weights) → `train` (optionally evaluating each checkpoint as
 it is saved) → `evaluate` the checkpoints not evaluated yet, keeping the best as
-`model.ckpt-best` (`checkpoint_eval.CheckpointEvaluator`) → `load_best_weights` and predict
+`model.ckpt-best` (`checkpoint_eval.CheckpointEvaluator`; with --do_eval but no --do_train,
+as a side-car following a trainer's checkpoints to --train_step, `follow_training`) →
+`load_best_weights` and predict
 with `self.predictor` (`inference.Predictor`, under the strategy) → the task's
 post-processing and scoring, reported through `report` (absl log + one TensorBoard writer).
 """
