@@ -3,7 +3,7 @@ r"""GLUE fine-tuning: train, evaluate every checkpoint, predict submission files
 The original's run_classifier flags and defaults (spec §8.1), plus the training loop's
 shared flags (--distribution_strategy, --num_gpus, --dtype, --jit_compile,
 --gradient_accumulation_steps, --seed, --deterministic, --log_steps, --clip_norm_mode,
---recompute_grad).
+--recompute_grad) and side-car evaluation's --eval_poll_secs, --eval_timeout_secs.
 
     python run_classifier.py --task_name=MRPC --data_dir=glue_data \
         --albert_config_file=albert_config.json --spm_model_file=30k-clean.model \
@@ -13,8 +13,10 @@ shared flags (--distribution_strategy, --num_gpus, --dtype, --jit_compile,
 
 --do_eval evaluates each saved checkpoint into output_dir/eval_results.txt and keeps the best
 by the task's metric as model.ckpt-best; --do_predict writes test_results.tsv,
-submit_results.tsv and the GLUE server file (<Task>.tsv) from it. Bad input stops the run
-with one line naming the file and line, and a non-zero exit.
+submit_results.tsv and the GLUE server file (<Task>.tsv) from it. --do_eval without
+--do_train is the original's side-car evaluator: it follows a trainer's checkpoints in
+output_dir until --train_step (--eval_poll_secs, --eval_timeout_secs). Bad input stops the
+run with one line naming the file and line, and a non-zero exit.
 """
 
 from __future__ import annotations
@@ -59,7 +61,10 @@ flags.DEFINE_string("albert_hub_module_handle", None,
 flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).")
 flags.DEFINE_integer("max_seq_length", 512, "Sequence length after tokenization.", lower_bound=3)
 flags.DEFINE_bool("do_train", False, "Train.")
-flags.DEFINE_bool("do_eval", False, "Evaluate every saved checkpoint; keep the best.")
+flags.DEFINE_bool("do_eval", False,
+                  "Evaluate every saved checkpoint; keep the best. Without --do_train: follow "
+                  "a trainer's checkpoints in --output_dir until --train_step (0: evaluate "
+                  "what is there once).")
 flags.DEFINE_bool("do_predict", False, "Write test predictions with the best checkpoint.")
 flags.DEFINE_integer("train_batch_size", 32, "Global training batch.", lower_bound=1)
 flags.DEFINE_integer("eval_batch_size", 8, "Eval batch.", lower_bound=1)
@@ -83,9 +88,11 @@ flags.DEFINE_float("threshold_to_export", float("nan"),
 training_flags.define_training_flags()
 training_flags.define_bucketing_flag()
 training_flags.define_tflite_flag()
+training_flags.define_eval_poll_flags()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["data_dir", "task_name", "output_dir"])
 training_flags.register_float_validators({
+    **training_flags.EVAL_POLL_RANGES,
     "learning_rate": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),
     "threshold_to_export": training_flags.FloatRange(unset=True)})
 

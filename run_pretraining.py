@@ -3,7 +3,8 @@ r"""ALBERT pretraining (MLM + SOP) on TFRecords, on the shared training loop.
 The original's run_pretraining flags and defaults (spec §6.1), plus our additions:
 --distribution_strategy, --num_gpus, --dtype, --jit_compile, --gradient_accumulation_steps,
 --dynamic_masking, --sentence_prediction, --seed, --deterministic, --log_steps,
---clip_norm_mode, --recompute_grad.
+--clip_norm_mode, --recompute_grad,
+--eval_poll_secs, --eval_timeout_secs.
 
     python run_pretraining.py --albert_config_file=albert_config.json \
         --input_file='data/*.tfrecord' --output_dir=out --do_train --do_eval \
@@ -12,7 +13,10 @@ The original's run_pretraining flags and defaults (spec §6.1), plus our additio
         --num_warmup_steps=3125 --save_checkpoints_steps=5000
 
 Training resumes from the latest checkpoint in --output_dir; evaluation writes
-output_dir/eval_results.txt (spec §4.4, §6.4). Before anything is built, every input file
+output_dir/eval_results.txt (spec §4.4, §6.4). --nodo_train --do_eval is the original's
+side-car evaluator: it follows a trainer's checkpoints in output_dir until
+--num_train_steps, each evaluated once, the best masked_lm_accuracy kept as
+model.ckpt-best (--eval_poll_secs, --eval_timeout_secs). Before anything is built, every input file
 is checked against the flags and the config (lengths, record kind, vocabulary, sentence task;
 its JSON summary when present); during training each batch's ids are checked on the host. Bad
 input is one line `run_pretraining: error: …` and exit status 1. The work is the library call
@@ -49,7 +53,10 @@ flags.DEFINE_integer("max_seq_length", 512, "Sequence length S; must match the d
 flags.DEFINE_integer("max_predictions_per_seq", 20,
                      "Masked positions per sequence; must match the data.", lower_bound=0)
 flags.DEFINE_bool("do_train", True, "Train.")
-flags.DEFINE_bool("do_eval", False, "Evaluate the latest checkpoint and write eval_results.txt.")
+flags.DEFINE_bool("do_eval", False,
+                  "Evaluate and write eval_results.txt: after training with --do_train; "
+                  "without it, follow a trainer's checkpoints in --output_dir until "
+                  "--num_train_steps, each once, the best as model.ckpt-best.")
 flags.DEFINE_integer("train_batch_size", 4096, "Global batch per optimizer step.", lower_bound=1)
 flags.DEFINE_integer("eval_batch_size", 64, "Global eval batch.", lower_bound=1)
 flags.DEFINE_enum("optimizer", "lamb", list(OPTIMIZER_NAMES), "lamb or adamw.")
@@ -75,6 +82,7 @@ flags.DEFINE_enum("sentence_prediction", None, ["sop", "nsp", "none"],
                   "as create_pretraining_data made them); sop/nsp also check the records' .json "
                   "summary agrees; none: masked LM only, no sentence loss or metrics.")
 training_flags.define_training_flags()
+training_flags.define_eval_poll_flags()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["output_dir", "input_file"])
 

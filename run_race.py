@@ -3,7 +3,7 @@
 The original's run_race flags and defaults (spec §10.1), plus the training loop's shared
 flags (--distribution_strategy, --num_gpus, --dtype, --jit_compile,
 --gradient_accumulation_steps, --seed, --deterministic, --log_steps, --clip_norm_mode,
---recompute_grad).
+--recompute_grad) and side-car evaluation's --eval_poll_secs, --eval_timeout_secs.
 
     python run_race.py --data_dir=data --albert_config_file=albert_base/albert_config.json \
         --spm_model_file=albert_base/30k-clean.model \
@@ -16,6 +16,8 @@ per *.txt) or the original's (all.txt, one article per line). --do_eval evaluate
 checkpoint into output_dir/eval_results.txt (accuracy overall, middle, high) and keeps the
 best as model.ckpt-best; --do_predict writes output_dir/predictions.tsv (id, question index,
 letter) from it — test answers are optional — and predict_results.txt when they are present.
+--nodo_train --do_eval is the original's side-car evaluator: it follows a trainer's
+checkpoints in output_dir until --train_step (--eval_poll_secs, --eval_timeout_secs).
 Bad input stops the run with one line naming the file, and a non-zero exit.
 """
 
@@ -66,7 +68,10 @@ flags.DEFINE_integer("num_keep_checkpoint", 5, "Numbered checkpoints kept.", low
 flags.DEFINE_bool("high_only", False, "Read only the high-school articles.")
 flags.DEFINE_bool("middle_only", False, "Read only the middle-school articles.")
 flags.DEFINE_bool("do_train", True, "Train.")
-flags.DEFINE_bool("do_eval", True, "Evaluate every saved checkpoint on dev; keep the best.")
+flags.DEFINE_bool("do_eval", True,
+                  "Evaluate every saved checkpoint on dev; keep the best. Without --do_train: "
+                  "follow a trainer's checkpoints in --output_dir until --train_step (0: "
+                  "evaluate what is there once).")
 flags.DEFINE_bool("do_predict", False, "Predict the test set with the best checkpoint.")
 flags.DEFINE_integer("train_batch_size", 32, "Global training batch, in questions.", lower_bound=1)
 flags.DEFINE_integer("eval_batch_size", 8, "Eval batch, in questions.", lower_bound=1)
@@ -81,12 +86,14 @@ flags.DEFINE_integer("iterations_per_loop", 1000,
                      lower_bound=1)
 training_flags.define_training_flags()
 training_flags.define_bucketing_flag()
+training_flags.define_eval_poll_flags()
 training_flags.define_tpu_flags()
 flags.mark_flags_as_required(["data_dir", "output_dir"])
 flags.register_multi_flags_validator(
     ["high_only", "middle_only"], lambda values: not (values["high_only"] and values["middle_only"]),
     "--high_only and --middle_only exclude each other")
 training_flags.register_float_validators({
+    **training_flags.EVAL_POLL_RANGES,
     "learning_rate": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),
     "dropout_prob": training_flags.DROPOUT})
 

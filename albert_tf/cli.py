@@ -3,8 +3,9 @@
 `run_from_flags` turns the parsed flags into the run's options and strategy; `run_script`
 is the scripts' `main`. Bad input — a config, checkpoint or tokenizer that does not fit, a
 missing file, an inconsistent option (all ValueErrors or the types below) — or a diverged
-run ends the script with one line `<script>: error: <message>` on stderr and exit status 1,
-not a traceback (`--verbosity=1` logs it). Other exceptions propagate with their traceback.
+run, or a side-car evaluator that waited --eval_timeout_secs in vain, ends the script
+with one line `<script>: error: <message>` on stderr and exit status 1, not a traceback
+(`--verbosity=1` logs it). Other exceptions propagate with their traceback.
 
 Example:
     >>> def run():
@@ -46,11 +47,14 @@ def run_script(name: str, argv: Sequence[str], run: Callable[[], Any]) -> None:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     # ConfigError, CheckpointMismatchError and TokenizerError are ValueErrors: nothing here
     # imports TensorFlow, so errors found before the run needs it report at once.
-    from albert_tf.training.errors import NonFiniteLossError  # pylint: disable=import-outside-toplevel
+    # pylint: disable=import-outside-toplevel
+    from albert_tf.training.checkpoint_poll import CheckpointWaitTimeout
+    from albert_tf.training.errors import NonFiniteLossError
 
     try:
         run()
-    except (NonFiniteLossError, NotImplementedError, FileNotFoundError, ValueError) as e:
+    except (NonFiniteLossError, CheckpointWaitTimeout, NotImplementedError, FileNotFoundError,
+            ValueError) as e:
         logging.debug("traceback", exc_info=True)
         print(f"{name}: error: {e}", file=sys.stderr)
         sys.exit(1)

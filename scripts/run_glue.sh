@@ -64,7 +64,9 @@ for task in "${TASKS[@]}"; do
   if [ "$task" = MNLI ]; then
     # MNLI-mm and AX are predicted by the MNLI model (its best checkpoint).
     best=(--albert_config_file="$ALBERT_ROOT/albert_config.json" --init_checkpoint="$out/model.ckpt-best")
-    classifier "${best[@]}" --task_name=mismnli --output_dir="$OUTPUT_ROOT/MNLI-mm" --do_eval --do_predict
+    # (--train_step=0: no training run to follow, evaluate the given weights once)
+    classifier "${best[@]}" --task_name=mismnli --output_dir="$OUTPUT_ROOT/MNLI-mm" --train_step=0 \
+      --do_eval --do_predict
     classifier "${best[@]}" --task_name=ax --output_dir="$OUTPUT_ROOT/AX" --do_predict
     cp "$OUTPUT_ROOT/MNLI-mm/MNLI-mm.tsv" "$OUTPUT_ROOT/AX/AX.tsv" "$OUTPUT_ROOT/submission/"
   fi

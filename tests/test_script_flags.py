@@ -35,6 +35,8 @@ CASES = [
      "--warmup_proportion=1.5", "flag --warmup_proportion=1.5: expected a finite number in [0, 1]"),
     ("run_race", ["run_race.py", "--data_dir=d"],
      "--dropout_prob=1", "flag --dropout_prob=1.0: expected a finite number in [0, 1)"),
+    ("run_race", ["run_race.py", "--data_dir=d", "--nodo_train"],
+     "--eval_timeout_secs=0", "flag --eval_timeout_secs=0.0: expected a finite number > 0"),
     ("create_pretraining_data", ["-m", "albert_tf.create_pretraining_data", "--input_file=x"],
      "--masked_lm_prob=inf", "flag --masked_lm_prob=inf: expected a finite number"),
     ("train_sentencepiece", ["-m", "albert_tf.train_sentencepiece", "--input=x"],

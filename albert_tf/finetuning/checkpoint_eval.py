@@ -49,14 +49,19 @@ def numbered_checkpoints(directory: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-def copy_checkpoint(source: str, target: str) -> None:
-    """Copies a checkpoint's files to a new prefix; the index is written last."""
+def copy_checkpoint(source: str, target: str) -> list[tuple[str, str]]:
+    """Copies a checkpoint's files to a new prefix, the index last; returns (from, to) pairs."""
     files = tf.io.gfile.glob(source + ".*")
+    if not any(name.endswith(".index") for name in files):
+        raise tf.errors.NotFoundError(None, None, f"{source}.index: not found")
+    copied = []
     for name in sorted(files, key=lambda f: f.endswith(".index")):
         suffix = name[len(source):]
         tmp = target + suffix + ".tmp"
         tf.io.gfile.copy(name, tmp, overwrite=True)
         tf.io.gfile.rename(tmp, target + suffix, overwrite=True)
+        copied.append((name, target + suffix))
+    return copied
 
 
 def delete_checkpoint(prefix: str) -> None:
@@ -72,15 +77,24 @@ class CheckpointEvaluator:
       metric_key: the task's selection metric (higher is better).
       evaluate_fn: (step) → metrics of the weights currently in the model.
       restore_fn: (checkpoint prefix) → None, loads a checkpoint's weights into the model.
+      prune: delete evaluated checkpoints but the newest (fine-tuning, as the original);
+        pretraining keeps them (its trainer's keep_checkpoint_max decides).
+      best_lines: end each block with `best = …` and a separator (run_classifier,
+        run_race); False writes the original run_pretraining's `saved <file> to <file>`
+        lines instead when a checkpoint becomes the best, after the block's first line
+        (its copy ran inside the loop over the metrics, Q17).
     """
 
     def __init__(self, output_dir: str, metric_key: str,
                  evaluate_fn: Callable[[int], Mapping[str, float]],
-                 restore_fn: Callable[[str], None]):
+                 restore_fn: Callable[[str], None], prune: bool = True,
+                 best_lines: bool = True):
         self.output_dir = output_dir
         self.metric_key = metric_key
         self.evaluate_fn = evaluate_fn
         self.restore_fn = restore_fn
+        self.prune = prune
+        self.best_lines = best_lines
         self.last_step, self.best_step, self.best_value = -1, None, None
         self.best_results: dict[str, float] | None = None
         self._read_state()
@@ -125,27 +139,57 @@ class CheckpointEvaluator:
         results["global_step"] = step
         previous = self.best_value
         block = [f"{key} = {results[key]}" for key in sorted(results)]
-        block += [f"best = {previous}", SEPARATOR]
+        if self.best_lines:
+            block += [f"best = {previous}", SEPARATOR]
+        value = results.get(self.metric_key)
+        # (prefix None: weights that are no checkpoint of ours, e.g. --init_checkpoint)
+        if prefix is not None and self._is_better(value):
+            copied = copy_checkpoint(prefix, self.best_path)
+            self.best_step, self.best_value, self.best_results = step, float(value), results
+            logging.info("New best %s = %s at step %d; saved as %s", self.metric_key, value,
+                         step, self.best_path)
+            if not self.best_lines:  # after the first metric line, as the original (Q17)
+                block[1:1] = [f"saved {source} to {target}" for source, target in copied]
+        self._append(block)
+        if prefix is None:
+            return results
+        self.last_step = max(self.last_step, step)
+        self._write_state()
+        if self.prune:
+            self._prune()
+        return results
+
+    def evaluate_if_present(self, step: int, prefix: str) -> dict[str, float] | None:
+        """`evaluate`, or None with a warning when the checkpoint was deleted before it could
+        be read (a trainer running beside keeps only its newest checkpoints)."""
+        try:
+            return self.evaluate(step, prefix)
+        except tf.errors.NotFoundError:
+            if tf.io.gfile.exists(prefix + ".index"):
+                raise
+            logging.warning("%s was deleted before it could be evaluated (the trainer keeps "
+                            "only its newest checkpoints); skipped", prefix)
+            self.skip(step)
+            return None
+
+    def skip(self, step: int) -> None:
+        """Records `step` as done without a result (its checkpoint vanished before it could
+        be evaluated), so a restarted evaluator does not wait for it again."""
+        self.last_step = max(self.last_step, step)
+        self._write_state()
+
+    def _append(self, lines: list[str]) -> None:
         results_path = os.path.join(self.output_dir, RESULTS_FILE)
         old = ""
         if tf.io.gfile.exists(results_path):
             with tf.io.gfile.GFile(results_path) as f:
                 old = f.read()
-        _write_atomic(results_path, old + "\n".join(block) + "\n")
-        if prefix is None:  # weights that are no checkpoint of ours (e.g. --init_checkpoint)
-            return results
-        value = results.get(self.metric_key)
-        if self._is_better(value):
-            self.best_step, self.best_value, self.best_results = step, float(value), results
-            copy_checkpoint(prefix, self.best_path)
-            logging.info("New best %s = %s at step %d; saved as %s", self.metric_key, value,
-                         step, self.best_path)
-        self.last_step = max(self.last_step, step)
+        _write_atomic(results_path, old + "\n".join(lines) + "\n")
+
+    def _write_state(self) -> None:
         if self.best_step is not None:  # (None only if every value so far was NaN)
             _write_atomic(os.path.join(self.output_dir, STATE_FILE),
                           f"{self.last_step}:{self.best_step}:{self.best_value}\n")
-        self._prune()
-        return results
 
     def evaluate_pending(self) -> list[dict[str, float]]:
         """Evaluates every checkpoint not evaluated yet, in step order."""

@@ -7,7 +7,9 @@ counts and prediction outputs, and implements `evaluate_current`. The shared pat
 build the model (`Trainer`) → warm start (`--init_checkpoint`, logging the encoder/head
 report; or an encoder export's weights) → `train` (optionally evaluating each checkpoint as
 it is saved) → `evaluate` the checkpoints not evaluated yet, keeping the best as
-`model.ckpt-best` (`checkpoint_eval.CheckpointEvaluator`) → `load_best_weights` and predict
+`model.ckpt-best` (`checkpoint_eval.CheckpointEvaluator`; with --do_eval but no --do_train,
+as a side-car following a trainer's checkpoints to --train_step, `follow_training`) →
+`load_best_weights` and predict
 with `self.predictor` (`inference.Predictor`, under the strategy) → the task's
 post-processing and scoring, reported through `report` (absl log + one TensorBoard writer).
 """
@@ -30,6 +32,7 @@ from albert_tf.finetuning.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluat
 from albert_tf.finetuning.inference import Predictor
 from albert_tf.finetuning.warm_start import RestoreReport, restore_initial_weights
 from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
+from albert_tf.training.checkpoint_poll import PollSettings, follow_checkpoints
 from albert_tf.training.summaries import write_scalars
 
 
@@ -73,6 +76,18 @@ class FixedStepOptions(FineTuningOptions):
     eval_batch_size: int = 8
     train_step: int = 1000
     warmup_step: int = 0
+    # Side-car evaluation (--do_eval without --do_train): `checkpoint_poll`.
+    eval_poll_secs: float = 60.0
+    eval_timeout_secs: float = 3600.0
+
+    def poll_settings(self) -> PollSettings:
+        """--eval_poll_secs / --eval_timeout_secs (ValueError naming the flag if not > 0)."""
+        return PollSettings(self.eval_poll_secs, self.eval_timeout_secs)
+
+    def follows_training(self) -> bool:
+        """--do_eval without --do_train follows a training run in output_dir to
+        --train_step, as the original; --train_step=0 evaluates what is there once."""
+        return self.do_eval and not self.do_train and self.train_step > 0
 
 
 class EvaluateOnSave(Callback):
@@ -101,6 +116,8 @@ class FineTuningRun(abc.ABC):
     predictor: Predictor
 
     def __init__(self, opts: FineTuningOptions, strategy: tf.distribute.Strategy | None = None):
+        if isinstance(opts, FixedStepOptions):
+            opts.poll_settings()  # a bad interval or timeout stops the run before any work
         self.opts = opts
         self.strategy = strategy or tf.distribute.get_strategy()
         self.restore_report: RestoreReport | None = None
@@ -241,8 +258,13 @@ class FineTuningRun(abc.ABC):
         return self.trainer.train(dataset_fn)
 
     def evaluate(self) -> None:
-        """Evaluates every checkpoint not evaluated yet (or the initial weights if none)."""
-        if self.evaluator.pending():
+        """Evaluates every checkpoint not evaluated yet (or the initial weights if none);
+        as a side-car (`FixedStepOptions.follows_training`), each new one until the last
+        training step."""
+        opts = self.opts
+        if isinstance(opts, FixedStepOptions) and opts.follows_training():
+            self.follow_training(opts.train_step, opts.poll_settings())
+        elif self.evaluator.pending():
             self.eval_results += self.evaluator.evaluate_pending()
         elif self.evaluator.best_step is None:
             if not self.has_initial_weights:
@@ -256,6 +278,23 @@ class FineTuningRun(abc.ABC):
             logging.info("Best %s = %s at step %d (%s)", self.evaluator.metric_key,
                          self.evaluator.best_value, self.evaluator.best_step,
                          self.evaluator.best_path)
+
+    def follow_training(self, final_step: int, settings: PollSettings) -> None:
+        """Polls output_dir beside a trainer: each new checkpoint evaluated once, in step
+        order, until `final_step` (`checkpoint_poll.follow_checkpoints`)."""
+        evaluator = self.evaluator
+
+        def evaluate(step: int, prefix: str) -> None:
+            results = evaluator.evaluate_if_present(step, prefix)
+            if results is not None:
+                self.eval_results.append(results)
+
+        follow_checkpoints(lambda: numbered_checkpoints(self.opts.output_dir), evaluate,
+                           final_step, evaluator.last_step, settings, self.opts.output_dir,
+                           final_step_flag="--train_step",
+                           hint=(" (To evaluate the initial weights instead of following a "
+                                 "training run, pass --train_step=0.)"
+                                 if self.has_initial_weights else ""))
 
     def load_best_weights(self) -> str:
         """Loads model.ckpt-best, else the newest checkpoint, else the initial weights."""

@@ -4,7 +4,9 @@
 §8.1); tests call it directly. Order of work, as the original: read and check every split
 requested (bad input fails here, before any cache file or training), build or reuse the
 cached features, train (evaluating each checkpoint as it is saved when --do_eval is also
-given), evaluate the checkpoints not evaluated yet, predict with the best one, export it.
+given), evaluate the checkpoints not evaluated yet (without do_train: follow a trainer's
+checkpoints until train_step, as the original's side-car evaluator), predict with the best
+one, export it.
 """
 
 from __future__ import annotations

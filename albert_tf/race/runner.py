@@ -4,7 +4,8 @@
 tests call it directly. Order of work, as the original: read and check every split the run
 needs (bad input fails here, before anything is written), build or reuse the feature caches,
 train (evaluating each checkpoint as it is saved when --do_eval is also given), evaluate the
-checkpoints not evaluated yet keeping the best by `eval_accuracy`, then predict.
+checkpoints not evaluated yet keeping the best by `eval_accuracy` (with --nodo_train: follow
+a trainer's checkpoints until train_step, as the original's side-car evaluator), then predict.
 
 Q28 fixed: predicting needs no labels (test articles may lack `answers`), writes
 `predictions.tsv` (id, question index, letter) with the best checkpoint, and — when the test

@@ -108,6 +108,19 @@ def define_tflite_flag(flag_values: flags.FlagValues = flags.FLAGS) -> None:
                  flag_values=flag_values)
 
 
+def define_eval_poll_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """--eval_poll_secs and --eval_timeout_secs of side-car evaluation (--do_eval without
+    --do_train: `albert_tf.training.checkpoint_poll`; idempotent). Register them as
+    POSITIVE float flags."""
+    define = functools.partial(_define_once, flag_values=flag_values)
+    define(flags.DEFINE_float, "eval_poll_secs", 60.0,
+           "With --do_eval and no --do_train: seconds between looks for a new checkpoint of "
+           "the training run in --output_dir.")
+    define(flags.DEFINE_float, "eval_timeout_secs", 3600.0,
+           "With --do_eval and no --do_train: give up (error, exit status 1) when no new "
+           "checkpoint appeared for this many seconds (the original waits forever).")
+
+
 @dataclasses.dataclass(frozen=True)
 class FloatRange:
     """What a float flag must hold besides being finite: optional bounds (closed unless
@@ -147,6 +160,8 @@ POSITIVE = FloatRange(low=0.0, low_open=True)
 NON_NEGATIVE = FloatRange(low=0.0)
 PROBABILITY = FloatRange(low=0.0, high=1.0)
 DROPOUT = FloatRange(low=0.0, high=1.0, high_open=True)  # rate 1 would divide by zero
+# The ranges of define_eval_poll_flags' flags, for register_float_validators.
+EVAL_POLL_RANGES = {"eval_poll_secs": POSITIVE, "eval_timeout_secs": POSITIVE}
 
 
 def float_flag_names(flag_values: flags.FlagValues = flags.FLAGS) -> list[str]:

@@ -18,7 +18,7 @@ import os
 from typing import TYPE_CHECKING, Callable, Sequence, Union
 
 from albert_tf.data.instances import SENTENCE_TASKS
-from albert_tf.training.flags import POSITIVE, FloatRange, float_problem
+from albert_tf.training.flags import EVAL_POLL_RANGES, POSITIVE, FloatRange, float_problem
 
 if TYPE_CHECKING:
     import tensorflow as tf
@@ -36,7 +36,9 @@ def is_hf_directory(path: str | None) -> bool:
 # The float options' ranges: run_pretraining.py registers them as flag validators, `check`
 # applies them to in-process options.
 FLOAT_RANGES = {"learning_rate": FloatRange(low=0.0, low_open=True, when="do_train"),
-                "poly_power": POSITIVE}
+                "poly_power": POSITIVE, **EVAL_POLL_RANGES}
+# The selection metric of side-car evaluation (faithfulness §6.4).
+BEST_METRIC = "masked_lm_accuracy"
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -75,6 +77,9 @@ class PretrainingRunOptions:
     seed: int | None = None
     clip_norm_mode: str = "original"
     recompute_grad: bool = False
+    # Side-car evaluation (--do_eval without --do_train): `checkpoint_poll`.
+    eval_poll_secs: float = 60.0
+    eval_timeout_secs: float = 3600.0
 
     def check(self) -> "AlbertConfig":
         """The model config, after every check that needs no model: options, config, input
@@ -192,9 +197,10 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
     try:
         if opts.do_train:
             trainer.train(dataset_fn(opts.train_batch_size, is_training=True))
-        if opts.do_eval:
-            if not opts.do_train:
-                trainer.restore_model()
+        if opts.do_eval and not opts.do_train:
+            results = follow_training(trainer, opts, dataset_fn(opts.eval_batch_size,
+                                                                is_training=False))
+        elif opts.do_eval:
             results = trainer.evaluate(dataset_fn(opts.eval_batch_size, is_training=False),
                                        steps=opts.max_eval_steps)
     except tf.errors.OpError as e:  # the input's value checks stop a step with their message
@@ -203,3 +209,31 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
             raise
         raise RecordMismatchError(message) from None
     return results
+
+
+def follow_training(trainer, opts: PretrainingRunOptions, eval_dataset_fn: Callable) -> dict:
+    """Side-car evaluation, as the original's --do_eval beside a trainer (faithfulness §6.4):
+    each new checkpoint of output_dir is evaluated once (`max_eval_steps` batches) until
+    `num_train_steps`, its metrics appended to eval_results.txt, the best by
+    masked_lm_accuracy copied to model.ckpt-best; progress in best_trial.txt, so a restart
+    resumes. Returns the last evaluated checkpoint's results ({} if none was new)."""
+    # pylint: disable=import-outside-toplevel
+    from albert_tf.finetuning.checkpoint_eval import CheckpointEvaluator, numbered_checkpoints
+    from albert_tf.training.checkpoint_poll import PollSettings, follow_checkpoints
+
+    def evaluate_fn(step: int) -> dict:
+        return trainer.evaluate(eval_dataset_fn, steps=opts.max_eval_steps, results_file=None)
+
+    evaluator = CheckpointEvaluator(opts.output_dir, BEST_METRIC, evaluate_fn,
+                                    trainer.restore_model, prune=False, best_lines=False)
+    last: dict = {}
+
+    def evaluate(step: int, prefix: str) -> None:
+        nonlocal last
+        last = evaluator.evaluate_if_present(step, prefix) or last
+
+    follow_checkpoints(lambda: numbered_checkpoints(opts.output_dir), evaluate,
+                       opts.num_train_steps, evaluator.last_step,
+                       PollSettings(opts.eval_poll_secs, opts.eval_timeout_secs),
+                       opts.output_dir, final_step_flag="--num_train_steps")
+    return last

@@ -140,7 +140,8 @@ def test_ax_and_mnli_mismatched_from_the_mnli_model(runs, glue_dir, tiny_config_
     rows = read_submission(str(tmp_path / "ax" / "AX.tsv"), get_task("ax"))
     assert [index for index, _ in rows] == ["0", "1", "2"]
     mm = run(make_options(glue_dir, tiny_config_file, text_assets.spm_model, tmp_path / "mm",
-                          "MisMNLI", do_eval=True, do_predict=True, init_checkpoint=best))
+                          "MisMNLI", do_eval=True, do_predict=True, init_checkpoint=best,
+                          train_step=0))  # 0: no training run to follow
     assert set(mm.eval_results[0]) == {"eval_accuracy", "eval_loss", "loss", "global_step"}
     assert len(read_submission(str(tmp_path / "mm" / "MNLI-mm.tsv"), get_task("mismnli"))) == 2
     with pytest.raises(ValueError, match="task ax has no train split"):
@@ -172,7 +173,8 @@ def test_length_bucketed_eval_and_predict_equal_padded(tmp_path, tiny_config_fil
                                albert_config_file=tiny_config_file,
                                spm_model_file=text_assets.spm_model, max_seq_length=64,
                                eval_batch_size=8, predict_batch_size=4, do_eval=True,
-                               do_predict=True, init_checkpoint=init, bucket_by_length=bucketed))
+                               do_predict=True, init_checkpoint=init, bucket_by_length=bucketed,
+                               train_step=0))  # 0: evaluate the initial weights, follow nothing
     for phase in ("Evaluating mrpc dev", "Predicting mrpc test"):  # 3 or more lengths used
         assert re.search(phase + r": batches per padded length: \d+: \d+, \d+: \d+, \d+: ",
                          caplog.text), phase

@@ -159,7 +159,7 @@ def test_eval_only_from_an_original_checkpoint(config_file, spm_model, tmp_path,
     with caplog.at_level("INFO", logger="absl"):
         result = run(_options(tmp_path / "out", albert_config_file=config_file,
                               spm_model_file=spm_model, do_train=False, init_checkpoint=init,
-                              middle_only=True))
+                              middle_only=True, train_step=0))  # 0: no training run to follow
     report = result.restore_report
     assert report.kind == "original TF1" and report.head_restored == 0
     assert report.encoder_restored == report.encoder_total
@@ -250,7 +250,7 @@ def test_length_bucketed_eval_and_predict_equal_padded(tokenizer, spm_model, tmp
             run(_options(out, data_dir=data_dir, albert_config_file=config_file,
                          spm_model_file=spm_model, max_seq_length=128, eval_batch_size=1,
                          predict_batch_size=1, do_train=False, do_predict=True, init_checkpoint=init,
-                         bucket_by_length=bucketed))
+                         bucket_by_length=bucketed, train_step=0))  # 0: no run to follow
     for phase in ("dev", "test"):
         assert re.search(rf"Predicting RACE {phase}: batches per padded length: \d+: \d+, \d+: ",
                          caplog.text), phase

@@ -6,6 +6,8 @@ import os
 import socket
 import subprocess
 import sys
+import threading
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -32,3 +34,45 @@ def start(module_or_script: list[str], **env: str) -> subprocess.Popen:
 def run(args: list[str], timeout: float = 180, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *args], cwd=REPO, env=python_env(**env),
                           capture_output=True, text=True, timeout=timeout)
+
+
+class Output:
+    """A started process's output, read line by line on a thread (the pipe never fills),
+    so a test can wait for a line while the process runs."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.process = process
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_for(self, text: str, timeout: float) -> bool:
+        """True once a line containing `text` was printed; False if the process ended or
+        `timeout` seconds passed first."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not any(text in line for line in self.lines):
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._thread.is_alive():
+                    return False
+                self._changed.wait(min(left, 1.0))
+            return True
+
+    def finish(self, timeout: float) -> tuple[int, str]:
+        """(exit status, everything printed), after the process ended (killed at `timeout`)."""
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._thread.join(10)
+        return self.process.returncode, "".join(self.lines)
