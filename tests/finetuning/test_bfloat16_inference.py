@@ -58,7 +58,7 @@ def test_glue_eval_and_predict_in_bfloat16(tmp_path, spm_model, caplog):
                 data_dir=GLUE_FIXTURES, task_name="mrpc", output_dir=str(out),
                 albert_config_file=config_file, spm_model_file=spm_model, max_seq_length=32,
                 eval_batch_size=3, predict_batch_size=2, do_eval=True, do_predict=True,
-                init_checkpoint=init, dtype=dtype))
+                init_checkpoint=init, train_step=0, dtype=dtype))  # 0: no trainer to follow
         results[dtype] = result.eval_results[-1]
         probabilities[dtype] = np.loadtxt(out / "test_results.tsv", delimiter="\t", ndmin=2)
     # A few batches cannot repay XLA's compiles: the plain graph (hardware.predict_jit_compile).
@@ -84,7 +84,7 @@ def test_race_eval_and_predict_in_bfloat16(tmp_path, spm_model):
             data_dir=race_fixture_dir(), output_dir=str(tmp_path / dtype), max_seq_length=64,
             max_qa_length=16, eval_batch_size=2, predict_batch_size=2, do_train=False,
             do_eval=True, do_predict=True, albert_config_file=config_file,
-            spm_model_file=spm_model, init_checkpoint=init, dtype=dtype))
+            spm_model_file=spm_model, init_checkpoint=init, train_step=0, dtype=dtype))
         results[dtype] = result.eval_results[-1]
         assert (tmp_path / dtype / "predictions.tsv").exists()
     fp32, bf16 = results["float32"], results["bfloat16"]
@@ -111,7 +111,7 @@ def test_pretraining_eval_in_bfloat16(tmp_path):
         results[dtype] = pretraining_run.run(pretraining_run.PretrainingRunOptions(
             albert_config_file=config_file, input_file=records, output_dir=str(out),
             max_seq_length=seq, max_predictions_per_seq=pred, do_train=False, do_eval=True,
-            eval_batch_size=4, max_eval_steps=4, dtype=dtype))
+            eval_batch_size=4, max_eval_steps=4, num_train_steps=0, dtype=dtype))
     fp32, bf16 = results["float32"], results["bfloat16"]
     assert bf16["loss"] == pytest.approx(fp32["loss"], rel=LOSS_RTOL)
     assert bf16["masked_lm_accuracy"] == pytest.approx(fp32["masked_lm_accuracy"], abs=0.13)

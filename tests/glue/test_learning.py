@@ -180,7 +180,7 @@ def test_bfloat16_eval_of_the_fine_tuned_classifier_keeps_its_dev_accuracy(learn
         data_dir=data, task_name="mrpc", output_dir=str(root / "bf16_eval"),
         cached_dir=str(root / "cache"), albert_config_file=config, spm_model_file=spm_model,
         init_checkpoint=str(root / "from_pretrained" / "model.ckpt-best"), max_seq_length=SEQ,
-        do_eval=True, eval_batch_size=100, dtype="bfloat16"))
+        do_eval=True, eval_batch_size=100, train_step=0, dtype="bfloat16"))
     bf16, fp32 = result.eval_results[-1], RESULTS["pretrained"]
     print(f"\ndev accuracy of the fine-tuned classifier: float32 {fp32['eval_accuracy']:.4f}, "
           f"bfloat16 {bf16['eval_accuracy']:.4f} (loss {fp32['eval_loss']:.4f} → "
