@@ -105,13 +105,14 @@ def test_pretraining_eval_in_bfloat16(tmp_path):
     results = {}
     for dtype in DTYPES:
         out = tmp_path / dtype
-        # The loop's checkpoint layout (what --do_train writes), read by --do_eval alone.
+        # The loop's checkpoint layout (what --do_train writes), read by --do_eval alone;
+        # save() names it model.ckpt-1, so --num_train_steps=1 makes it the final step to follow.
         tf.train.Checkpoint(model=keyed_variables(pretrainer.variables),
                             global_step=tf.Variable(0, dtype=tf.int64)).save(str(out / "model.ckpt"))
         results[dtype] = pretraining_run.run(pretraining_run.PretrainingRunOptions(
             albert_config_file=config_file, input_file=records, output_dir=str(out),
             max_seq_length=seq, max_predictions_per_seq=pred, do_train=False, do_eval=True,
-            eval_batch_size=4, max_eval_steps=4, num_train_steps=0, dtype=dtype))
+            eval_batch_size=4, max_eval_steps=4, num_train_steps=1, dtype=dtype))
     fp32, bf16 = results["float32"], results["bfloat16"]
     assert bf16["loss"] == pytest.approx(fp32["loss"], rel=LOSS_RTOL)
     assert bf16["masked_lm_accuracy"] == pytest.approx(fp32["masked_lm_accuracy"], abs=0.13)
