@@ -1,6 +1,6 @@
 r"""GLUE fine-tuning: train, evaluate every checkpoint, predict submission files, export.
 
-The original's run_classifier flags and defaults (spec §8.1), plus the training loop's
+The original's run_classifier flags and defaults (faithfulness §8.1), plus the training loop's
 shared flags (--distribution_strategy, --num_gpus, --dtype, --jit_compile,
 --gradient_accumulation_steps, --seed, --deterministic, --log_steps, --clip_norm_mode,
 --recompute_grad) and side-car evaluation's --eval_poll_secs, --eval_timeout_secs.
@@ -34,7 +34,7 @@ from albert_tf.training.choices import OPTIMIZER_NAMES
 
 FLAGS = flags.FLAGS
 
-# ----- the original's flags (spec §8.1) -----
+# ----- the original's flags (faithfulness §8.1) -----
 flags.DEFINE_string("data_dir", None, "GLUE data directory: one folder per task (MRPC/, MNLI/, ...).")
 flags.DEFINE_string("albert_config_file", None,
                     "albert_config.json of the model; required unless --albert_hub_module_handle "

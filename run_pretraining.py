@@ -1,6 +1,6 @@
 r"""ALBERT pretraining (MLM + SOP) on TFRecords, on the shared training loop.
 
-The original's run_pretraining flags and defaults (spec §6.1), plus our additions:
+The original's run_pretraining flags and defaults (faithfulness §6.1), plus our additions:
 --distribution_strategy, --num_gpus, --dtype, --jit_compile, --gradient_accumulation_steps,
 --dynamic_masking, --sentence_prediction, --seed, --deterministic, --log_steps,
 --clip_norm_mode, --recompute_grad,
@@ -13,7 +13,7 @@ The original's run_pretraining flags and defaults (spec §6.1), plus our additio
         --num_warmup_steps=3125 --save_checkpoints_steps=5000
 
 Training resumes from the latest checkpoint in --output_dir; evaluation writes
-output_dir/eval_results.txt (spec §4.4, §6.4). --nodo_train --do_eval is the original's
+output_dir/eval_results.txt (faithfulness §4.4, §6.4). --nodo_train --do_eval is the original's
 side-car evaluator: it follows a trainer's checkpoints in output_dir until
 --num_train_steps, each evaluated once, the best masked_lm_accuracy kept as
 model.ckpt-best (--eval_poll_secs, --eval_timeout_secs). Before anything is built, every input file
@@ -39,7 +39,7 @@ from albert_tf.training.pretraining_run import FLOAT_RANGES, is_hf_directory
 
 FLAGS = flags.FLAGS
 
-# ----- the original's flags (spec §6.1) -----
+# ----- the original's flags (faithfulness §6.1) -----
 flags.DEFINE_string("albert_config_file", None,
                     "albert_config.json of the model to train (default with a Hugging Face "
                     "--init_checkpoint directory: its config.json).")
@@ -92,7 +92,7 @@ flags.register_multi_flags_validator(
     lambda f: bool(f["albert_config_file"]) or is_hf_directory(f["init_checkpoint"]),
     "--albert_config_file is required unless --init_checkpoint is a Hugging Face directory")
 flags.register_validator("masked_lm_budget", lambda v: v == 0,
-                         "--masked_lm_budget is not supported (spec Q12); use --dynamic_masking")
+                         "--masked_lm_budget is not supported (faithfulness Q12); use --dynamic_masking")
 flags.register_multi_flags_validator(["do_train", "do_eval"], lambda f: f["do_train"] or f["do_eval"],
                                      "at least one of --do_train and --do_eval must be true")
 training_flags.register_float_validators(FLOAT_RANGES)

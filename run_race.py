@@ -1,6 +1,6 @@
 """RACE fine-tuning: train, evaluate every checkpoint, predict the test set.
 
-The original's run_race flags and defaults (spec §10.1), plus the training loop's shared
+The original's run_race flags and defaults (faithfulness §10.1), plus the training loop's shared
 flags (--distribution_strategy, --num_gpus, --dtype, --jit_compile,
 --gradient_accumulation_steps, --seed, --deterministic, --log_steps, --clip_norm_mode,
 --recompute_grad) and side-car evaluation's --eval_poll_secs, --eval_timeout_secs.
@@ -34,7 +34,7 @@ from albert_tf.training import flags as training_flags
 
 FLAGS = flags.FLAGS
 
-# ----- the original's flags (spec §10.1) -----
+# ----- the original's flags (faithfulness §10.1) -----
 flags.DEFINE_string("data_dir", None, "Directory holding RACE/{train,dev,test}/{middle,high}/.")
 flags.DEFINE_string("albert_config_file", None,
                     "albert_config.json of the model; required unless --albert_hub_module_handle "

@@ -1,6 +1,6 @@
 """SQuAD v1.1 and v2.0 fine-tuning, prediction and evaluation: one script for both versions.
 
-The original's run_squad_v1 / run_squad_v2 flags and defaults (spec §9.1) — v2 with
+The original's run_squad_v1 / run_squad_v2 flags and defaults (faithfulness §9.1) — v2 with
 --version_2_with_negative — plus the training loop's shared flags (--distribution_strategy,
 --num_gpus, --dtype, --jit_compile, --gradient_accumulation_steps, --seed, --deterministic,
 --log_steps) and ours: --null_threshold_rule, --null_score_diff_threshold,
@@ -32,7 +32,7 @@ from albert_tf.training import flags as training_flags
 
 FLAGS = flags.FLAGS
 
-# ----- the original's flags (spec §9.1) -----
+# ----- the original's flags (faithfulness §9.1) -----
 flags.DEFINE_string("albert_config_file", None,
                     "albert_config.json of the model (default with a Hugging Face "
                     "--init_checkpoint directory: its config.json).")

@@ -1,7 +1,7 @@
 """AlbertConfig: the original `albert_config.json` keys, presets and validation.
 
 The field names, types and constructor defaults are those of the original release
-(spec §1.1), so released config files load unchanged and files we write load in the
+(faithfulness §1.1), so released config files load unchanged and files we write load in the
 original. One field is new: `cross_layer_sharing`, the paper's Table 4 ablation.
 `from_hf_config` / `to_hf_config` translate Hugging Face `config.json` files
 (`albert_tf.hf_config` holds the name map).
@@ -18,7 +18,7 @@ from typing import Any, Mapping
 SHARING_MODES = ("all", "attention", "ffn", "none")
 
 # (name, accepted Python types, constructor default). Defaults are the original's
-# xxlarge-like constructor values (spec §1.1); vocab_size has no default.
+# xxlarge-like constructor values (faithfulness §1.1); vocab_size has no default.
 _FIELDS: tuple[tuple[str, tuple[type, ...], Any], ...] = (
     ("vocab_size", (int,), None),
     ("embedding_size", (int,), 128),
@@ -41,7 +41,7 @@ FIELD_NAMES = tuple(name for name, _, _ in _FIELDS)
 # Extra key that keeps the E→H projection when E = H (HF models always have it).
 EMBEDDING_PROJECTION_KEY = "embedding_projection"
 
-# Released English sizes (spec §1.2): (L, H, N, I, v1 dropout).
+# Released English sizes (faithfulness §1.2): (L, H, N, I, v1 dropout).
 _SIZES = {
     "base": (12, 768, 12, 3072, 0.1),
     "large": (24, 1024, 16, 4096, 0.1),

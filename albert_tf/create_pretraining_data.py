@@ -1,4 +1,4 @@
-"""Raw text → ALBERT pre-training TFRecords (spec §5): SOP/NSP pairs with n-gram masking.
+"""Raw text → ALBERT pre-training TFRecords (faithfulness §5): SOP/NSP pairs with n-gram masking.
 
     python -m albert_tf.create_pretraining_data --input_file=corpus.txt \
         --output_file=train.tfrecord --spm_model_file=30k-clean.model \
@@ -6,7 +6,7 @@
 
 Flags and defaults are the original's (§5.1) plus: --num_workers (parallel, output identical
 for any value), --dynamic_masking_records (unmasked records for in-graph masking),
---invalid_utf8 and --spm_comma_rule (spec Q2), --sentence_prediction=sop|nsp|none and
+--invalid_utf8 and --spm_comma_rule (faithfulness Q2), --sentence_prediction=sop|nsp|none and
 --skip_single_sentence_chunks (the paper's Table 5 data, albert_tf.experiments). Output is
 deterministic for --random_seed (Q6 fixed). Each output gets `<output>.json` with counts, flags
 and what run_pretraining checks the records against (record_kind, max_seq_length,
@@ -44,7 +44,7 @@ flags.DEFINE_enum("input_file_mode", "r", ["r", "rb"], "Kept for compatibility: 
 flags.DEFINE_bool("do_lower_case", True, "Lower-case the input (preprocess_text or BasicTokenizer).")
 flags.DEFINE_bool("do_whole_word_mask", True, "Mask whole words: continuation pieces join their word.")
 flags.DEFINE_bool("do_permutation", False, "Also permute up to max_predictions_per_seq more tokens; "
-                  "records then hold 2·max_predictions_per_seq prediction slots (spec Q13).")
+                  "records then hold 2·max_predictions_per_seq prediction slots (faithfulness Q13).")
 flags.DEFINE_bool("favor_shorter_ngram", True, "n-gram length probability ∝ 1/n (else reversed).")
 flags.DEFINE_bool("random_next_sentence", False, "True: BERT-style NSP, segment B from a random document "
                   "half the time. False (default): sentence-order prediction, A and B swapped half the time.")
@@ -66,7 +66,7 @@ flags.DEFINE_bool("dynamic_masking_records", False, "Write unmasked records (no 
                   "pretraining_dataset(dynamic_masking=True).")
 flags.DEFINE_enum("invalid_utf8", "error", ["error", "skip_line"], "A line that is not valid UTF-8: stop with "
                   "an error naming file and line, or skip it and count it.")
-flags.DEFINE_enum("spm_comma_rule", "python3", list(COMMA_RULES), "Digit-comma re-encoding (spec Q2): "
+flags.DEFINE_enum("spm_comma_rule", "python3", list(COMMA_RULES), "Digit-comma re-encoding (faithfulness Q2): "
                   "python3 = what the original produces today, python2 = the intended rule.")
 FLAGS = flags.FLAGS
 
@@ -145,7 +145,7 @@ def main(argv: list[str]) -> int:
         logging.warning("skipped %d line(s) that were not valid UTF-8", stats.invalid_utf8_lines)
     if result.single_sentence_documents:
         logging.info("%d single-sentence document(s): their segment B comes from a random document "
-                     "(label 1, spec Q10)", result.single_sentence_documents)
+                     "(label 1, faithfulness Q10)", result.single_sentence_documents)
     logging.info("Wrote %d total instances (%s) in %.1fs: %.0f instances/s; labels: %d in order, %d swapped/random",
                  result.instances, ", ".join(f"{p}: {n}" for p, n in zip(outputs, result.per_output)),
                  result.seconds, result.instances / max(result.seconds, 1e-9),

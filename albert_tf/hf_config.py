@@ -46,7 +46,7 @@ ARCHITECTURE_KEYS = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_
                      "num_hidden_groups", "num_attention_heads", "intermediate_size",
                      "inner_group_num", "hidden_act", "max_position_embeddings", "type_vocab_size")
 HF_DEFAULT_ACTIVATION = "gelu_new"
-LAYER_NORM_EPSILON = 1e-12  # the original's (spec §2.9); albert_tf.layers.normalization
+LAYER_NORM_EPSILON = 1e-12  # the original's (faithfulness §2.9); albert_tf.layers.normalization
 # What we write for the keys HF needs and we do not model: the ids of <pad>, [CLS], [SEP]
 # in the released 30k-clean SentencePiece model, and our classifier's fixed dropout (Q20).
 WRITTEN_CONSTANTS = {"model_type": "albert", "layer_norm_eps": LAYER_NORM_EPSILON,

@@ -3,7 +3,7 @@ checkpoint in the original release's format.
 
     python -m albert_tf.model_report --output_dir=/tmp/albert_report [--preset=albert_base_v2]
 
-What it shows: the presets build, their parameter counts are the original's (spec §1.3),
+What it shows: the presets build, their parameter counts are the original's (faithfulness §1.3),
 and a checkpoint written with the original's TF1 names restores to identical outputs.
 """
 
@@ -72,7 +72,7 @@ def main(argv: list[str]) -> None:
     os.makedirs(FLAGS.output_dir, exist_ok=True)
     start = time.time()
     names = list(PRESET_NAMES) if FLAGS.all_presets else [FLAGS.preset]
-    print("Parameter counts (the paper rounds these to 12M/18M/60M/235M; spec §1.3):")
+    print("Parameter counts (the paper rounds these to 12M/18M/60M/235M; faithfulness §1.3):")
     print(parameter_table(names))
     print(f"\nOriginal-format checkpoint round trip of {FLAGS.preset}:")
     difference = round_trip(FLAGS.preset, FLAGS.output_dir)

@@ -1,4 +1,4 @@
-"""ALBERT tokenization: SentencePiece (English models) or WordPiece (Chinese models) (spec §7).
+"""ALBERT tokenization: SentencePiece (English models) or WordPiece (Chinese models) (faithfulness §7).
 
 * `preprocess_text` — whitespace collapsing, NFKD accent stripping (always, Q4), optional
   lower-casing; no quote rewriting in this release (§7.1).
@@ -193,7 +193,7 @@ class FullTokenizer:
       do_lower_case: WordPiece mode only; SentencePiece mode ignores it (Q3): use
         `preprocess_text(text, lower=...)` before `tokenize`.
       spm_model_file: a SentencePiece model (`*.model`).
-      comma_rule: see `encode_pieces` (spec Q2).
+      comma_rule: see `encode_pieces` (faithfulness Q2).
 
     Example:
         >>> tok = FullTokenizer(spm_model_file="30k-clean.model")

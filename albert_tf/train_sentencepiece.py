@@ -1,4 +1,4 @@
-"""Trains a SentencePiece model with the original's options (spec §7.4).
+"""Trains a SentencePiece model with the original's options (faithfulness §7.4).
 
     python -m albert_tf.train_sentencepiece --input=corpus.txt --model_prefix=30k-clean \
         --vocab_size=30000

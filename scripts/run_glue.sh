@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fine-tunes ALBERT on every GLUE task with the original run_glue.sh's per-task settings
-# (spec §8.7), then collects the GLUE server files in $OUTPUT_ROOT/submission/.
+# (faithfulness §8.7), then collects the GLUE server files in $OUTPUT_ROOT/submission/.
 #
 #   ALBERT_ROOT=albert_base INIT_CHECKPOINT=albert_base/model.ckpt-best \
 #   GLUE_DIR=glue_data OUTPUT_ROOT=glue_out scripts/run_glue.sh [TASK ...]

@@ -57,7 +57,7 @@ def test_presets_match_the_released_sizes(name):
 
 
 def test_layer_to_group_uses_the_float_expression():
-    # spec §2.3: L = G = 22 maps layer 15 to group 14 (15/22*22 = 14.999...).
+    # faithfulness §2.3: L = G = 22 maps layer 15 to group 14 (15/22*22 = 14.999...).
     config = AlbertConfig(vocab_size=10, hidden_size=64, num_attention_heads=4,
                           num_hidden_layers=22, num_hidden_groups=22)
     assert config.group_of_layer(15) == 14

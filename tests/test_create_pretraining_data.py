@@ -1,4 +1,4 @@
-"""`python -m albert_tf.create_pretraining_data` end to end (spec §5): record format, the
+"""`python -m albert_tf.create_pretraining_data` end to end (faithfulness §5): record format, the
 original's parse spec, determinism for any --num_workers, summaries and bad input."""
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def test_permutation_records_have_2m_slots(small_corpus, text_assets, tmp_path):
     out = str(tmp_path / "perm.tfrecord")
     result = run_cli(*base_args(small_corpus, text_assets.spm_model, out, "--do_permutation"))
     assert result.returncode == 0, result.stderr
-    rows = parse_all(out, 64, 20)  # M · (1 + do_permutation), spec §5.8 / Q13
+    rows = parse_all(out, 64, 20)  # M · (1 + do_permutation), faithfulness §5.8 / Q13
     assert max(int(r["masked_lm_weights"].sum()) for r in rows) > 10
 
 

@@ -10,7 +10,6 @@ import os
 import re
 from typing import Iterator, NamedTuple
 
-import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCUMENT = os.path.join(REPO, "docs", "faithfulness.md")
@@ -148,8 +147,6 @@ def test_named_modules_exist():
     assert not missing, f"docs/faithfulness.md names modules that do not exist: {missing}"
 
 
-@pytest.mark.xfail(strict=True, reason="citations are rewritten to 'faithfulness §' by the lead "
-                                       "at merge time")
 def test_no_citation_of_the_outside_spec():
     offending = []
     for path in scanned_files():

@@ -1,4 +1,4 @@
-"""Tokenization (spec §7): golden cases, agreement with sentencepiece, the quirks Q2–Q5, Q21, Q33."""
+"""Tokenization (faithfulness §7): golden cases, agreement with sentencepiece, the quirks Q2–Q5, Q21, Q33."""
 
 from __future__ import annotations
 

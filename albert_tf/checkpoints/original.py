@@ -56,7 +56,7 @@ NAME_TABLE: tuple[tuple[str, str, str], ...] = (
     ("mlm_head", "cls/predictions/output_bias", "output_bias"),
     ("sop_head", "cls/seq_relationship/output_weights", "output_weights"),
     ("sop_head", "cls/seq_relationship/output_bias", "output_bias"),
-    # Fine-tuning heads (spec §3.3), created at the root scope by the original.
+    # Fine-tuning heads (faithfulness §3.3), created at the root scope by the original.
     ("classifier_head", "output_weights", "output_weights"),
     ("classifier_head", "output_bias", "output_bias"),
     ("squad_v1_head", "cls/squad/output_weights", "output_weights"),

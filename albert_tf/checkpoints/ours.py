@@ -2,7 +2,7 @@
 
 `training.checkpointing.TrainingCheckpoint` saves `model/<escaped path>` entries beside the
 optimizer, step and input position; a warm start reads only the model's trainable variables
-(spec §3.5 rule), through the same strict comparison as the other formats. Paths are the
+(faithfulness §3.5 rule), through the same strict comparison as the other formats. Paths are the
 same in every model that holds the encoder (`embeddings/…`, `transformer/…`, `pooler/…`),
 heads are under their part name (`mlm_head/…`, `classifier_head/…`).
 """

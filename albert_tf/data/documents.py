@@ -1,4 +1,4 @@
-"""Raw text → tokenized documents for create_pretraining_data (spec §5.2).
+"""Raw text → tokenized documents for create_pretraining_data (faithfulness §5.2).
 
 Input: one sentence per line, a blank line between documents. Each line is preprocessed
 (SentencePiece mode: `preprocess_text(line, lower=do_lower_case)`; WordPiece: `strip()`) and

@@ -1,4 +1,4 @@
-"""Names, dtypes and lengths of the pre-training record features (spec §5.8, §6.2).
+"""Names, dtypes and lengths of the pre-training record features (faithfulness §5.8, §6.2).
 
 Two record kinds share these names:
 

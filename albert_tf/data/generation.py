@@ -1,4 +1,4 @@
-"""Pre-training record generation: documents → pairs → masks → TFRecords (spec §5).
+"""Pre-training record generation: documents → pairs → masks → TFRecords (faithfulness §5).
 
 Determinism (Q6 fixed) independent of the worker count: every random choice comes from a
 generator seeded by (random_seed, pass, block) where a block is BLOCK_DOCUMENTS consecutive

@@ -1,4 +1,4 @@
-"""Segment pairs of a document (spec §5.3–5.5), as token ranges into a TokenizedCorpus.
+"""Segment pairs of a document (faithfulness §5.3–5.5), as token ranges into a TokenizedCorpus.
 
 A pair is (a_start, a_end, b_start, b_end, label) with token offsets into
 `corpus.token_ids`: segments are always contiguous runs of a document's text (consecutive

@@ -1,4 +1,4 @@
-"""N-gram masking of pre-training instances (spec §5.6), vectorised over a batch with numpy.
+"""N-gram masking of pre-training instances (faithfulness §5.6), vectorised over a batch with numpy.
 
 This is the one definition of the masking algorithm. `create_pretraining_data` calls
 `mask_batch` on blocks of instances; `albert_tf.data.masking_tf.mask_batch_tf` runs the same

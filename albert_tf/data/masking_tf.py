@@ -1,4 +1,4 @@
-"""In-graph n-gram masking for dynamic masking in tf.data (spec §5.6).
+"""In-graph n-gram masking for dynamic masking in tf.data (faithfulness §5.6).
 
 A TF transcription of `albert_tf.data.masking.mask_batch`, step for step (see that module's
 docstring for the algorithm). The random streams are TF stateless ones, so the masks differ
@@ -96,7 +96,7 @@ def mask_batch_tf(batch: dict[str, tf.Tensor], options: MaskingOptions, seed: tf
       masked_lm_weights [B, M].
     """
     if options.do_permutation:
-        raise ValueError("do_permutation is not supported with dynamic masking (spec Q13)")
+        raise ValueError("do_permutation is not supported with dynamic masking (faithfulness Q13)")
     ids = batch["input_ids"]
     shape = tf.shape(ids)
     batch_size, seq = shape[0], shape[1]

@@ -1,4 +1,4 @@
-"""`pretraining_dataset`: tf.data input for MLM + SOP pre-training (spec §6.2).
+"""`pretraining_dataset`: tf.data input for MLM + SOP pre-training (faithfulness §6.2).
 
 Static mode reads the original's masked records. Dynamic mode reads our unmasked records and
 masks each batch inside the graph with the same n-gram algorithm (albert_tf.data.masking_tf),
@@ -78,7 +78,7 @@ def pretraining_dataset(input_patterns: str | Sequence[str], batch_size: int, ma
                         seed: int | None = None, drop_remainder: bool = True, *,
                         id_limits: IdLimits | None = None,
                         shuffle_buffer_size: int = 100, cycle_length: int = 4) -> tf.data.Dataset:
-    """Batches of pre-training features with the original names (spec §6.2).
+    """Batches of pre-training features with the original names (faithfulness §6.2).
 
     Yields dicts: input_ids, input_mask, segment_ids int32 [B, S]; masked_lm_positions,
     masked_lm_ids int32 [B, P]; masked_lm_weights float32 [B, P]; next_sentence_labels int32

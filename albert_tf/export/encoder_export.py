@@ -1,4 +1,4 @@
-"""Encoder SavedModel in the TF2 TF-Hub conventions (spec §12.1).
+"""Encoder SavedModel in the TF2 TF-Hub conventions (faithfulness §12.1).
 
 The export is a reusable SavedModel: `obj(inputs, training=False)` with the dict
 `{input_word_ids, input_mask, input_type_ids}` → `{pooled_output, sequence_output,

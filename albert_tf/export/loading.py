@@ -65,7 +65,7 @@ def export_spm_model(handle: str | None, spm_model_file: str | None) -> str | No
     """The SentencePiece model to tokenize with: the export's own when fine-tuning an export.
 
     The original took the module's model whenever `--spm_model_file` was set and ignored
-    its path (spec Q21); here an explicit `--spm_model_file` wins and the export's asset is
+    its path (faithfulness Q21); here an explicit `--spm_model_file` wins and the export's asset is
     the default, which is logged.
     """
     if not handle or spm_model_file:

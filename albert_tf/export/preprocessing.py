@@ -1,4 +1,4 @@
-"""In-graph text preprocessing for ALBERT (tensorflow-text), exported as a SavedModel (spec §12.2).
+"""In-graph text preprocessing for ALBERT (tensorflow-text), exported as a SavedModel (faithfulness §12.2).
 
 The graph reproduces the Python pipeline `FullTokenizer.tokenize(preprocess_text(text,
 lower=True))` + the fine-tuning feature builder:
@@ -8,9 +8,9 @@ lower=True))` + the fine-tuning feature builder:
   3. lower-casing (`tf.strings.lower` with UTF-8, Python's `str.lower` for all but a few
      special cases such as final sigma);
   4. SentencePiece with the model's own normaliser, no sampling;
-  5. the original's digit-comma re-split (spec §7.3, Python-3 behaviour of Q2);
+  5. the original's digit-comma re-split (faithfulness §7.3, Python-3 behaviour of Q2);
   6. packing as `[CLS] a [SEP] (b [SEP])`, truncating the longer segment first (ties: the
-     second), exactly as the fine-tuning features do (spec §8.3) — not Model Garden's round robin.
+     second), exactly as the fine-tuning features do (faithfulness §8.3) — not Model Garden's round robin.
      A row whose second segment has no pieces (empty text, spaces, a lone combining mark) is
      packed as a single sentence, `[CLS] a [SEP]` cut to seq_length − 2, as the original's
      `if tokens_b:` does; Model Garden's packer would add a second `[SEP]`.

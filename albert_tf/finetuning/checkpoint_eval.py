@@ -1,4 +1,4 @@
-"""Evaluate every saved checkpoint, keep the best by the task's metric (spec §8.6).
+"""Evaluate every saved checkpoint, keep the best by the task's metric (faithfulness §8.6).
 
 As the original: each `model.ckpt-<step>` in output_dir is evaluated once, in step order;
 its metrics, a `best = …` line (the best value before it) and a separator are appended to

@@ -1,7 +1,7 @@
 """Eval numbers from gathered outputs (numpy, no TensorFlow): the classification loss twins.
 
 `cross_entropy` is the per-example training loss of `objective.classification_objective`
-(spec §8.4, §10.4) in float64; `mean_of_batch_means` is the Estimator's eval `loss` (the mean
+(faithfulness §8.4, §10.4) in float64; `mean_of_batch_means` is the Estimator's eval `loss` (the mean
 over eval batches of each batch's mean loss), which the original reports beside `eval_loss`.
 """
 

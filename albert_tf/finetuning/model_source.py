@@ -1,10 +1,10 @@
 """Where a fine-tuning model comes from: `--albert_config_file`, an encoder export, or a
 Hugging Face directory given as `--init_checkpoint`.
 
-With `--albert_hub_module_handle` (spec §8.1, §10.1) the config is the export's
+With `--albert_hub_module_handle` (faithfulness §8.1, §10.1) the config is the export's
 `albert_config.json` asset and the encoder is the export itself (`HubEncoder`, its
 variables trained in place); otherwise the config file builds a fresh `AlbertEncoder`,
-which `--init_checkpoint` then fills. The tokenizer follows the same rule (spec Q21, fixed,
+which `--init_checkpoint` then fills. The tokenizer follows the same rule (faithfulness Q21, fixed,
 as `export_spm_model`): an explicit `--spm_model_file` / `--vocab_file` wins, else the
 export's SentencePiece model is used. A Hugging Face `--init_checkpoint` directory likewise
 supplies the config (its `config.json`; a `--albert_config_file` given too must agree with it

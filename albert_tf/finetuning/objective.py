@@ -1,6 +1,6 @@
 """Softmax cross-entropy over per-example logits: the objective of GLUE classification and RACE.
 
-Loss (spec §8.4, §10.4): mean over real examples (`is_real_example` = 1) of
+Loss (faithfulness §8.4, §10.4): mean over real examples (`is_real_example` = 1) of
 −log softmax(logits)[label], logits in float32; the training log also reports accuracy.
 Its numpy twin for gathered eval outputs is `albert_tf.finetuning.metrics`.
 

@@ -2,7 +2,7 @@
 
 Every fine-tuning task of the original stores `input_ids`, `input_mask`, `segment_ids`
 (int64, the task's input shape flattened — [S] for GLUE, 4·S for RACE), `label_ids` and
-`is_real_example` (spec §8.3, §10.3). Files are written without TensorFlow (fast, and
+`is_real_example` (faithfulness §8.3, §10.3). Files are written without TensorFlow (fast, and
 atomically: a temporary name renamed when complete); reading gives the model's input names
 (`input_word_ids`, `input_mask`, `input_type_ids`) in the task's shape, int32.
 

@@ -1,4 +1,4 @@
-"""GLUE fine-tuning (spec §8): tasks and TSV reading, features, metrics, submission files.
+"""GLUE fine-tuning (faithfulness §8): tasks and TSV reading, features, metrics, submission files.
 
 The TensorFlow-free parts (tasks, TSV, features, metrics, submission) import eagerly. Imported
 on demand: `runner` (`run(GlueRunOptions(...))`, behind run_classifier.py), `records` (feature

@@ -1,4 +1,4 @@
-"""Serving SavedModel of a fine-tuned classifier (spec §8.6 "Export", `export_dir`).
+"""Serving SavedModel of a fine-tuned classifier (faithfulness §8.6 "Export", `export_dir`).
 
 Input: a batch of serialized `tf.train.Example` strings with `input_ids`, `input_mask`,
 `segment_ids` (int64, length max_seq_length) — the original's serving input. Outputs:

@@ -1,4 +1,4 @@
-"""Example → fixed-length features, as the original builds them (spec §8.3).
+"""Example → fixed-length features, as the original builds them (faithfulness §8.3).
 
 `[CLS] a [SEP] (b [SEP])`, segment ids 0 through the first `[SEP]` and 1 for b and its
 `[SEP]`, input mask 1 on real tokens, zero padding to `max_seq_length`. Pairs are cut to

@@ -9,7 +9,7 @@
 * Pearson (STS-B) — covariance over the product of standard deviations (float64).
 * Spearman (STS-B) — Pearson of the ranks, ties given their average rank.
 
-`glue_metrics` gives the original's keys (spec §8.5: `eval_accuracy`, `eval_loss`,
+`glue_metrics` gives the original's keys (faithfulness §8.5: `eval_accuracy`, `eval_loss`,
 `matthew_corr`, `pearson`, `MSE`) plus GLUE's other official numbers (`f1` for MRPC/QQP,
 `spearman` for STS-B). The classification loss is `finetuning.metrics.cross_entropy`,
 shared with RACE.
@@ -85,7 +85,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def per_example_loss(task: GlueTask, logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """The training loss per example (spec §8.4): cross-entropy, or squared error for STS-B."""
+    """The training loss per example (faithfulness §8.4): cross-entropy, or squared error for STS-B."""
     if task.is_regression:
         return (np.asarray(logits, np.float64).reshape(-1) - np.asarray(labels, np.float64)) ** 2
     return cross_entropy(logits, labels)

@@ -1,6 +1,6 @@
 """GLUE's model and objective: the classifier, and the STS-B regression loss.
 
-Head and loss (spec §8.4): pooled output → dropout 0.1 (hard-coded, Q20 kept) → logits;
+Head and loss (faithfulness §8.4): pooled output → dropout 0.1 (hard-coded, Q20 kept) → logits;
 mean cross-entropy (`finetuning.objective.classification_objective`, shared with RACE), or,
 for STS-B, mean squared error of the single squeezed logit. The model comes from a config or
 an encoder export (`finetuning.model_source.task_model_fn`); the warm start is
@@ -23,7 +23,7 @@ from albert_tf.training.objective import MeanLossObjective
 
 
 def squared_error(labels, outputs) -> tf.Tensor:
-    """[B] float32 (squeezed logit − label)², STS-B's per-example loss (spec §8.4)."""
+    """[B] float32 (squeezed logit − label)², STS-B's per-example loss (faithfulness §8.4)."""
     logits = tf.cast(outputs["logits"], tf.float32)
     return tf.square(tf.squeeze(logits, -1) - tf.cast(labels["label_ids"], tf.float32))
 

@@ -1,6 +1,6 @@
 """run_classifier's work as a library call: train, evaluate checkpoints, predict, export.
 
-`run(GlueRunOptions(...))` is what `run_classifier.py` calls after parsing its flags (spec
+`run(GlueRunOptions(...))` is what `run_classifier.py` calls after parsing its flags (faithfulness
 §8.1); tests call it directly. Order of work, as the original: read and check every split
 requested (bad input fails here, before any cache file or training), build or reuse the
 cached features, train (evaluating each checkpoint as it is saved when --do_eval is also
@@ -41,7 +41,7 @@ class GlueRunError(FineTuningError):
 
 @dataclasses.dataclass(kw_only=True)
 class GlueRunOptions(FixedStepOptions):
-    """run_classifier's flags (spec §8.1 names and defaults); the shared fine-tuning and loop
+    """run_classifier's flags (faithfulness §8.1 names and defaults); the shared fine-tuning and loop
     flags (output_dir, init_checkpoint, do_*, batch sizes, steps, …) are inherited."""
 
     data_dir: str
@@ -159,7 +159,7 @@ class GlueRun(FineTuningRun):
 
     # ----- evaluation -----
     def evaluate_current(self, step: int) -> dict[str, float]:
-        """Metrics of the model's current weights on the dev set (spec §8.5)."""
+        """Metrics of the model's current weights on the dev set (faithfulness §8.5)."""
         outputs = self.predictor.run(self._dataset("dev", self.opts.eval_batch_size),
                                      len(self.examples["dev"]), f"Evaluating {self.task.name} dev")
         logits, labels = outputs["logits"], outputs["label_ids"]

@@ -1,4 +1,4 @@
-"""Prediction files: the original's two (spec §8.6) and the GLUE server's one per task.
+"""Prediction files: the original's two (faithfulness §8.6) and the GLUE server's one per task.
 
 * `test_results.tsv` — one line per example, tab-separated class probabilities (STS-B: the
   single output).

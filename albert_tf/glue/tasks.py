@@ -1,4 +1,4 @@
-"""The GLUE tasks: folder, files, columns, labels and submission name of each (spec §8.2).
+"""The GLUE tasks: folder, files, columns, labels and submission name of each (faithfulness §8.2).
 
 One declarative table (`TASKS`) replaces the original's processor classes; `GlueProcessor`
 reads any task from it with the original's method names. Task names are the original's

@@ -1,4 +1,4 @@
-"""Reading GLUE's TSV files as they ship: tab-separated, no quoting, CRLF, BOM (spec §8.2).
+"""Reading GLUE's TSV files as they ship: tab-separated, no quoting, CRLF, BOM (faithfulness §8.2).
 
 The original reads every GLUE file with a tab delimiter and *no* quote handling, so quote
 characters stay in the text (MNLI, QNLI and QQP have unbalanced quotes that a CSV parser

@@ -1,4 +1,4 @@
-"""Activation lookup by the original's names (spec §2.8), plus the exact GELU.
+"""Activation lookup by the original's names (faithfulness §2.8), plus the exact GELU.
 
 The original's "gelu" is the tanh approximation (Q1). "gelu_exact" is the erf form, which
 Hugging Face calls "gelu" and several released HF ALBERT configs use; we need it to load
@@ -13,7 +13,7 @@ import keras
 
 
 def gelu_tanh(x):
-    """GELU, tanh approximation: the original's "gelu" (spec Q1), not Keras' exact erf form."""
+    """GELU, tanh approximation: the original's "gelu" (faithfulness Q1), not Keras' exact erf form."""
     return keras.activations.gelu(x, approximate=True)
 
 

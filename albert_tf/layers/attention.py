@@ -1,6 +1,6 @@
 """Self-attention sublayer of the ALBERT block, with its residual and post-LayerNorm.
 
-Mirrors scope `attention_1` + `LayerNorm` of the original (spec §2.4 steps 1–7):
+Mirrors scope `attention_1` + `LayerNorm` of the original (faithfulness §2.4 steps 1–7):
 Q/K/V kernels stored [H, N·D], additive mask −10000 on padded keys, softmax in float32.
 """
 
@@ -16,7 +16,7 @@ from albert_tf.layers.dropout import apply_dropout
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import layer_norm
 
-# The original adds −10000 (not −inf) to masked scores (spec §2.9, Q31). With every key
+# The original adds −10000 (not −inf) to masked scores (faithfulness §2.9, Q31). With every key
 # masked this equals no mask at all, which −inf would not reproduce.
 MASK_ADDER = -10000.0
 

@@ -1,7 +1,7 @@
 """Factorized embedding: V×E word table + position + token type, LayerNorm, dropout.
 
 ALBERT's first parameter reduction (paper §3.1): tokens live in a small E-wide space
-(E=128) and a separate projection lifts them to the hidden width H (spec §2.1–§2.2).
+(E=128) and a separate projection lifts them to the hidden width H (faithfulness §2.1–§2.2).
 """
 
 from __future__ import annotations

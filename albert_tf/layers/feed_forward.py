@@ -1,6 +1,6 @@
 """Feed-forward sublayer of the ALBERT block, with its residual and post-LayerNorm.
 
-Mirrors scope `ffn_1` + `LayerNorm_1` of the original (spec §2.4 steps 8–10): dense to I
+Mirrors scope `ffn_1` + `LayerNorm_1` of the original (faithfulness §2.4 steps 8–10): dense to I
 with tanh-gelu, dense back to H, dropout, LayerNorm(out + input). No dropout inside.
 """
 

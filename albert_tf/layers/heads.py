@@ -1,6 +1,6 @@
 """Pooler and output heads: masked-LM (tied decoder), sentence-order / classification.
 
-Spec §2.5 (pooler), §4.1 (MLM head), §4.2 (SOP head), §8.4 (classifier). Logits are
+Faithfulness §2.5 (pooler), §4.1 (MLM head), §4.2 (SOP head), §8.4 (classifier). Logits are
 float32 under any mixed-precision policy.
 """
 
@@ -20,7 +20,7 @@ from albert_tf.layers.normalization import layer_norm
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class Pooler(keras.layers.Layer):
-    """tanh(dense(first token)): the pooled output; no dropout, as the original (spec §2.5)."""
+    """tanh(dense(first token)): the pooled output; no dropout, as the original (faithfulness §2.5)."""
 
     def __init__(self, hidden_size: int, initializer_range: float = 0.02, **kwargs: Any):
         super().__init__(**kwargs)
@@ -53,7 +53,7 @@ class MaskedLMHead(keras.layers.Layer):
     """Gather masked positions → dense to E (hidden_act) → LayerNorm → tied decoder + bias.
 
     `embedding` is the model's AlbertEmbedding: its word table is the decoder, as the
-    original ties them (spec §3.2). Built standalone (e.g. from_config), the head makes
+    original ties them (faithfulness §3.2). Built standalone (e.g. from_config), the head makes
     its own V×E decoder table instead.
     """
 
@@ -108,7 +108,7 @@ class ClassificationHead(keras.layers.Layer):
 
     Computes in float32 (its input is cast) so logits and losses stay float32.
     The original's layout for the SOP head (`cls/seq_relationship`, C=2, no dropout),
-    the GLUE classifier (dropout 0.1, spec Q20) and RACE (C=1).
+    the GLUE classifier (dropout 0.1, faithfulness Q20) and RACE (C=1).
     """
 
     def __init__(self, num_classes: int, hidden_size: int, initializer_range: float = 0.02,

@@ -1,4 +1,4 @@
-"""Initializers of the original (spec §2.7)."""
+"""Initializers of the original (faithfulness §2.7)."""
 
 from __future__ import annotations
 

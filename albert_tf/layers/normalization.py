@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keras
 
-# tf.contrib.layers.layer_norm adds 1e-12 to the variance (spec §2.9); Keras' default is 1e-3.
+# tf.contrib.layers.layer_norm adds 1e-12 to the variance (faithfulness §2.9); Keras' default is 1e-3.
 LAYER_NORM_EPSILON = 1e-12
 
 

@@ -1,4 +1,4 @@
-"""AlbertClassifier: pooled output → dropout → class logits, the original's GLUE head (spec §8.4)."""
+"""AlbertClassifier: pooled output → dropout → class logits, the original's GLUE head (faithfulness §8.4)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from albert_tf.config import AlbertConfig
 from albert_tf.layers.heads import ClassificationHead
 from albert_tf.models.encoder import AlbertEncoder, encoder_inputs
 
-# The original hard-codes both: dropout 0.1 whatever the config says (spec Q20, kept) and
-# stddev 0.02 for `output_weights` (spec §2.7).
+# The original hard-codes both: dropout 0.1 whatever the config says (faithfulness Q20, kept) and
+# stddev 0.02 for `output_weights` (faithfulness §2.7).
 CLASSIFIER_DROPOUT = 0.1
 CLASSIFIER_INITIALIZER_RANGE = 0.02
 

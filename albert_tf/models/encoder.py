@@ -1,4 +1,4 @@
-"""AlbertEncoder: token ids → sequence, pooled and all-layer outputs (spec §2)."""
+"""AlbertEncoder: token ids → sequence, pooled and all-layer outputs (faithfulness §2)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class AlbertEncoder(keras.Model):
             dropout_rate=config.hidden_dropout_prob,
             name="embeddings",
         )
-        # E→H projection exists only when the widths differ (spec §2.2), or when a model
+        # E→H projection exists only when the widths differ (faithfulness §2.2), or when a model
         # converted from Hugging Face (which always has it) keeps it at E = H.
         projection = None
         if config.has_embedding_projection:

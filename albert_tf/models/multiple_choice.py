@@ -1,4 +1,4 @@
-"""AlbertMultipleChoice: one score per (context, question + option) sequence (spec §10.4)."""
+"""AlbertMultipleChoice: one score per (context, question + option) sequence (faithfulness §10.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AlbertPretrainer: the encoder with the masked-LM and sentence-order heads (spec §4)."""
+"""AlbertPretrainer: the encoder with the masked-LM and sentence-order heads (faithfulness §4)."""
 
 from __future__ import annotations
 

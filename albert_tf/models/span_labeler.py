@@ -1,4 +1,4 @@
-"""AlbertSpanLabeler: the original's SQuAD heads on the encoder's sequence output (spec §9.5–9.6).
+"""AlbertSpanLabeler: the original's SQuAD heads on the encoder's sequence output (faithfulness §9.5–9.6).
 
 * v1 (`version_2_with_negative=False`): one `cls/squad/output_weights [2, H]` matrix gives
   start and end logits per position; nothing is masked (Q22, kept).

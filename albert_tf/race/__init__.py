@@ -1,4 +1,4 @@
-"""RACE fine-tuning (spec §10): reading both layouts, features, metrics, predictions file.
+"""RACE fine-tuning (faithfulness §10): reading both layouts, features, metrics, predictions file.
 
 The TensorFlow-free parts (examples, questions, features, metrics, predictions, corpus
 task) import eagerly; the runner (`albert_tf.race.runner.run`, behind run_race.py) and the

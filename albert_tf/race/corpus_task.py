@@ -8,7 +8,7 @@ words). Two kinds of task:
   6–8 consecutive words of the article, the three others are runs of words of other
   documents. Each article asks it twice: once as a plain question (question + " " +
   option) and once as a cloze question (`... words: _`, the option fills the blank), the
-  two forms of spec §10.3. Solving it needs the article (every option is a plausible phrase
+  two forms of faithfulness §10.3. Solving it needs the article (every option is a plausible phrase
   on its own), and a tiny encoder learns it from scratch in a short run.
 * "next_sentence" — "which sentence follows the article's last one?" (cloze form) and,
   when the article does not open its document, "which sentence comes right before it?";

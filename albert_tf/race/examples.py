@@ -1,10 +1,10 @@
-"""Reading RACE: both directory layouts, validation, one example per question (spec §10.2).
+"""Reading RACE: both directory layouts, validation, one example per question (faithfulness §10.2).
 
 Layout: `<data_dir>/RACE/{train,dev,test}/{middle,high}/`, levels read middle then high
 (`high_only` / `middle_only` keep one; an absent level directory is skipped with a log line);
 each level directory in the official or the original's layout (`albert_tf.race.layout`).
 Each article has `id`, `article`, `questions`, `options` (4 per question) and `answers`
-(letters A–D); `answers` may be absent only where labels are not needed (predicting, spec
+(letters A–D); `answers` may be absent only where labels are not needed (predicting, faithfulness
 Q28 fixed). Every text passes through `preprocess_text(lower=do_lower_case)` (SentencePiece)
 or is only decoded (WordPiece), as the original. Bad input raises `RaceDataError` with one
 line naming the file (and the line of `all.txt`); nothing is skipped silently.
@@ -39,7 +39,7 @@ class RaceExample:
       question_index: 0-based index of the question in the article's `questions`.
       level: "middle" or "high".
       context: the processed article text.
-      qa_texts: the four texts paired with the article, option A first (spec §10.3).
+      qa_texts: the four texts paired with the article, option A first (faithfulness §10.3).
       label: 0–3 for A–D, or None when the article has no `answers`.
     """
 
@@ -141,7 +141,7 @@ class TextProcessor:
 
 def article_examples(fields: dict[str, Any], level: str, process: TextProcessor
                      ) -> list[RaceExample]:
-    """One example per question of a validated article (spec §10.2–10.3)."""
+    """One example per question of a validated article (faithfulness §10.2–10.3)."""
     context = process(fields["article"])
     examples = []
     for i, question in enumerate(fields["questions"]):

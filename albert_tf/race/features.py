@@ -1,4 +1,4 @@
-"""RACE example → four fixed-length sequences, as the original builds them (spec §10.3, Q29).
+"""RACE example → four fixed-length sequences, as the original builds them (faithfulness §10.3, Q29).
 
 For each option: `qa_tokens = tokenize(question + option)[-max_qa_length:]` — the **last**
 tokens are kept, so a long question loses its beginning and the option survives; the article

@@ -1,4 +1,4 @@
-"""The two RACE directory layouts, read as (location, parsed JSON) per article (spec §10.2).
+"""The two RACE directory layouts, read as (location, parsed JSON) per article (faithfulness §10.2).
 
 A level directory (`<data_dir>/RACE/<split>/<level>/`) holds either the original's
 `all.txt` — one article JSON object per line — or the official distribution's files — one

@@ -1,4 +1,4 @@
-"""RACE metrics: accuracy overall, on middle and on high (spec §10.4), and the eval loss.
+"""RACE metrics: accuracy overall, on middle and on high (faithfulness §10.4), and the eval loss.
 
 The original reports `eval_accuracy` and `eval_loss` and gets the per-level accuracies from
 separate `--middle_only` / `--high_only` runs; one run here reports all three

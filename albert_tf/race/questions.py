@@ -1,4 +1,4 @@
-"""Question + option texts, the original's rule (spec §10.3).
+"""Question + option texts, the original's rule (faithfulness §10.3).
 
 A cloze question (containing `_`) gets the option in place of every `_`; any other question
 is followed by a space and the option. Texts are already processed (`preprocess_text`).

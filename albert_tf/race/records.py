@@ -1,4 +1,4 @@
-"""RACE feature TFRecords: the original's layout (spec §10.3), cached per split.
+"""RACE feature TFRecords: the original's layout (faithfulness §10.3), cached per split.
 
 `input_ids`, `input_mask`, `segment_ids`: the 4 sequences concatenated (4·S int64);
 `label_ids` (1) and `is_real_example` (1). Read back as int32 [4, S] model inputs. The cache

@@ -1,6 +1,6 @@
 """run_race's work as a library call: read, build or reuse features, train, evaluate, predict.
 
-`run(RaceRunOptions(...))` is what `run_race.py` calls after parsing its flags (spec §10.1);
+`run(RaceRunOptions(...))` is what `run_race.py` calls after parsing its flags (faithfulness §10.1);
 tests call it directly. Order of work, as the original: read and check every split the run
 needs (bad input fails here, before anything is written), build or reuse the feature caches,
 train (evaluating each checkpoint as it is saved when --do_eval is also given), evaluate the
@@ -40,7 +40,7 @@ from albert_tf.training import write_eval_results
 TASK_NAMES = ("race",)
 METRIC_KEY = "eval_accuracy"
 PREDICT_RESULTS_FILE = "predict_results.txt"
-# Which split each phase reads, and its default cache file in output_dir (spec §10.1).
+# Which split each phase reads, and its default cache file in output_dir (faithfulness §10.1).
 PHASE_SPLITS = {"train": "train", "eval": "dev", "predict": "test"}
 DEFAULT_CACHE = {"train": "train.tf_record", "dev": "eval.tf_record", "test": "predict.tf_record"}
 
@@ -51,7 +51,7 @@ class RaceRunError(FineTuningError):
 
 @dataclasses.dataclass(kw_only=True)
 class RaceRunOptions(FixedStepOptions):
-    """run_race's flags (spec §10.1 names and defaults) plus the loop's shared ones."""
+    """run_race's flags (faithfulness §10.1 names and defaults) plus the loop's shared ones."""
 
     data_dir: str
     albert_config_file: str | None = None

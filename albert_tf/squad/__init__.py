@@ -1,6 +1,6 @@
 """SQuAD v1.1 / v2.0: reading, alignment, windows, feature cache, post-processing, metrics.
 
-Spec §9. The TensorFlow-free parts (examples, alignment, features, postprocess, evaluate)
+Faithfulness §9. The TensorFlow-free parts (examples, alignment, features, postprocess, evaluate)
 import without TensorFlow; `runner` (what run_squad.py calls), `inputs`, `feature_cache` and
 `objective` need it and are imported on first use.
 

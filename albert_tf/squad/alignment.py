@@ -1,4 +1,4 @@
-"""SentencePiece pieces ↔ characters of the raw context, as the original aligns them (spec §9.3).
+"""SentencePiece pieces ↔ characters of the raw context, as the original aligns them (faithfulness §9.3).
 
 The pieces come from the *preprocessed* context (whitespace collapsed, accents stripped,
 maybe lower-cased; SentencePiece normalises further), so piece offsets cannot be read off

@@ -1,6 +1,6 @@
 """Reading SQuAD v1.1 / v2.0 JSON into examples, with clear errors and counted skips.
 
-Spec §9.2: `data[*].paragraphs[*]` give the raw `context` and each qa's `id`, `question`;
+Faithfulness §9.2: `data[*].paragraphs[*]` give the raw `context` and each qa's `id`, `question`;
 for training, answerable questions need exactly one answer (`text`, `answer_start`) and
 v2's `is_impossible` ones get start −1 and empty text. Training examples are shuffled with
 `random.Random(12345)` (see `shuffle_training_examples`).

@@ -1,4 +1,4 @@
-"""SQuAD examples → fixed-length features: doc_stride windows, p_mask and labels (spec §9.4).
+"""SQuAD examples → fixed-length features: doc_stride windows, p_mask and labels (faithfulness §9.4).
 
 Each window is `[CLS] query [SEP] window pieces [SEP]`, zero padded. `p_mask` marks what
 cannot be an answer (query, both [SEP]s, padding; [CLS] stays open for "no answer").

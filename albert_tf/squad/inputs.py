@@ -1,6 +1,6 @@
 """tf.data pipelines over the SQuAD feature TFRecords, in the training loop's (features, labels) form.
 
-Record names are the original's (spec §9.4); model inputs use the encoder's names.
+Record names are the original's (faithfulness §9.4); model inputs use the encoder's names.
 Training repeats and shuffles (buffer 100) and drops the remainder, as the original's
 input_fn; prediction reads every record once, in order. With `LengthBuckets` (v2 only: v1's
 unmasked padding logits are part of its loss and n-best search, Q22) batches are grouped by

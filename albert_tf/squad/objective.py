@@ -1,4 +1,4 @@
-"""SQuAD losses for the training loop (spec §9.5–9.6), as per-example losses averaged globally.
+"""SQuAD losses for the training loop (faithfulness §9.5–9.6), as per-example losses averaged globally.
 
 v1: ½ (CE(start logits, start) + CE(end logits, end)), softmax over all positions.
 v2: ½ (−log p_start[start] − log p_end[end]) + ½ · sigmoid-CE(cls_logits, is_impossible),

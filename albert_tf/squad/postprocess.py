@@ -1,4 +1,4 @@
-"""Raw model outputs → n-best answers, predictions and the output files (spec §9.7).
+"""Raw model outputs → n-best answers, predictions and the output files (faithfulness §9.7).
 
 Per example, candidates (start, end) from every window are kept when both ends lie in
 the window, the window owns the start piece (`token_is_max_context`), end ≥ start and

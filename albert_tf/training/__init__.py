@@ -1,7 +1,7 @@
 """The shared training machinery: optimizers, strategies, the one loop, shared flags.
 
 Every task script (run_pretraining, run_classifier, run_squad, run_race) builds a model,
-an `Objective` and dataset functions, then hands them to `Trainer` (spec §6). Names are
+an `Objective` and dataset functions, then hands them to `Trainer` (faithfulness §6). Names are
 imported on first use, so `albert_tf.training.flags` loads without TensorFlow.
 """
 

@@ -57,7 +57,7 @@ def is_training_checkpoint(path: str) -> bool:
 
 def load_model_weights(model: keras.Model, path: str, allow_missing: bool = True
                        ) -> tuple[list[str], list[str]]:
-    """Warm start from one of our checkpoints: trainable variables, by path (spec §3.5 rule).
+    """Warm start from one of our checkpoints: trainable variables, by path (faithfulness §3.5 rule).
 
     Variables absent from the checkpoint keep their initialisation and are logged (as the
     original's assignment map); optimizer slots and the step are never loaded.

@@ -1,6 +1,6 @@
 """tf.distribute strategy from a name: one_device, mirrored, multi_worker_mirrored, tpu.
 
-Replaces the original's TPUEstimator plumbing (spec §6.1: use_tpu, tpu_name, tpu_zone,
+Replaces the original's TPUEstimator plumbing (faithfulness §6.1: use_tpu, tpu_name, tpu_zone,
 gcp_project, master). The default is "mirrored" when GPUs are visible, else "one_device".
 """
 

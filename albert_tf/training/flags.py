@@ -2,7 +2,7 @@
 
 Our additions to the original scripts: strategy, dtype, XLA, accumulation, seeding,
 logging cadence, clip-norm mode and recomputation; plus the original's TPU plumbing flags
-(spec §6.1). Choices are DEFINE_enum, so a typo is a usage error rather than a silent
+(faithfulness §6.1). Choices are DEFINE_enum, so a typo is a usage error rather than a silent
 fallback.
 
 Example (in a run_* script):

@@ -1,5 +1,5 @@
 """--init_checkpoint: warm start from an original TF1 checkpoint, a Hugging Face directory or
-one of ours (spec §3.5), through `checkpoints.load_checkpoint`.
+one of ours (faithfulness §3.5), through `checkpoints.load_checkpoint`.
 
 Only model weights are read; optimizer slots and the step start fresh, as the original.
 `init_from_group0` gives every transformer group the weights of group 0 when the checkpoint

@@ -1,6 +1,6 @@
 """The one training / evaluation loop that pretraining, GLUE, SQuAD and RACE run on.
 
-It replaces the original's TPUEstimator (spec §6): strategy scope and distributed input,
+It replaces the original's TPUEstimator (faithfulness §6): strategy scope and distributed input,
 a tf.function running `iterations_per_loop` steps per call, gradient accumulation,
 cross-replica gradient summation, clipping by global norm 1.0 with the original's norm
 (faithfulness §6.3, Q35), optional recomputation of block activations in the backward pass,
@@ -41,7 +41,7 @@ _MAX_STEPS = 2**31 - 1
 
 @dataclasses.dataclass
 class LoopConfig:
-    """Settings of a training run (each run_* script fills them from its flags, spec §6.1).
+    """Settings of a training run (each run_* script fills them from its flags, faithfulness §6.1).
 
     `train_batch_size` is the global batch of one optimizer step; with
     `gradient_accumulation_steps` = k it is computed as k micro-batches per replica.

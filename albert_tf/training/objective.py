@@ -4,7 +4,7 @@ A task's loss is a sum of terms Σ_i ℓ_i / N, where N (a weight sum or an exam
 belongs to the *global* batch. The loop first sums each term's N over gradient-accumulation
 micro-batches and replicas, then lets every micro-batch contribute Σ_local ℓ / N_global.
 That makes k micro-batches of b, or R replicas of b, compute exactly the loss and gradient
-of one batch of k·b or R·b on one device (spec §4.1's MLM loss is Σwℓ/(Σw+1e-5) over the
+of one batch of k·b or R·b on one device (faithfulness §4.1's MLM loss is Σwℓ/(Σw+1e-5) over the
 whole batch, which a per-micro-batch mean would not reproduce).
 """
 

@@ -1,6 +1,6 @@
 """LAMB and AdamW as the original computes them, and its learning-rate schedule.
 
-Spec §6.3 (optimization.py / lamb_optimizer.py): β1 0.9, β2 0.999, ε 1e-6, decoupled
+Faithfulness §6.3 (optimization.py / lamb_optimizer.py): β1 0.9, β2 0.999, ε 1e-6, decoupled
 weight decay 0.01 added to the Adam direction, no bias correction (Q15, kept), LayerNorm
 and bias variables excluded from decay and from LAMB's trust ratio. The original removes
 excluded variables from a list while iterating over it (Q16); we match names instead, so
@@ -19,7 +19,7 @@ from keras import ops
 
 from albert_tf.training.choices import OPTIMIZER_NAMES
 
-# Regexes searched in a variable's path (spec §6.3). Ours are ".../layer_norm/gamma|beta",
+# Regexes searched in a variable's path (faithfulness §6.3). Ours are ".../layer_norm/gamma|beta",
 # ".../bias" and ".../output_bias"; the original's TF1 names use "LayerNorm".
 DEFAULT_EXCLUDE_PATTERNS = ("LayerNorm", "layer_norm", "bias")
 
@@ -37,7 +37,7 @@ def matches_any(variable: Any, patterns: Sequence[str]) -> bool:
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """Linear warmup from 0, then polynomial decay to 0 at `num_train_steps` (spec §6.3).
+    """Linear warmup from 0, then polynomial decay to 0 at `num_train_steps` (faithfulness §6.3).
 
     lr(t) = lr·(t − start)/warmup while 0 ≤ … (t − start) < warmup, else
     lr·(1 − min(t, N)/N)^poly_power. Quirks kept (Q15): step 0 has LR 0 when warming up;
@@ -81,7 +81,7 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
 
 
 class _DecoupledAdamBase(keras.optimizers.Optimizer):
-    """Shared Adam-direction machinery of AdamW and LAMB (spec §6.3).
+    """Shared Adam-direction machinery of AdamW and LAMB (faithfulness §6.3).
 
     `aggregate_gradients=False` tells the optimizer that the caller has already summed the
     gradients across replicas (our training loop does, so that clipping and the loss-scale
@@ -93,7 +93,7 @@ class _DecoupledAdamBase(keras.optimizers.Optimizer):
                  exclude_from_weight_decay: Sequence[str] | None = DEFAULT_EXCLUDE_PATTERNS,
                  aggregate_gradients: bool = True, name: str | None = None, **kwargs: Any):
         if kwargs.get("weight_decay") is not None:
-            raise ValueError("use weight_decay_rate (decoupled, spec §6.3), not weight_decay")
+            raise ValueError("use weight_decay_rate (decoupled, faithfulness §6.3), not weight_decay")
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)
         self.weight_decay_rate = float(weight_decay_rate)
         self.beta_1 = float(beta_1)
@@ -165,7 +165,7 @@ class LAMB(_DecoupledAdamBase):
     """LAMB as the original: the AdamW direction scaled per variable by ‖w‖/‖u‖.
 
     The trust ratio is 1 when either norm is 0 and for variables matching
-    `exclude_from_layer_adaptation` (defaults to the weight-decay exclusions, spec §6.3).
+    `exclude_from_layer_adaptation` (defaults to the weight-decay exclusions, faithfulness §6.3).
 
     Example:
         >>> optimizer = LAMB(WarmupPolynomialDecay(0.00176, 125000, 3125))

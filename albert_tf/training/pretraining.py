@@ -1,6 +1,6 @@
 """Pretraining task: MLM + SOP losses, the original's eval metrics, and the input adapter.
 
-Spec §4.1 (MLM loss Σw·ℓ/(Σw+1e-5)), §4.2 (SOP mean cross-entropy), §4.3 (total = sum),
+Faithfulness §4.1 (MLM loss Σw·ℓ/(Σw+1e-5)), §4.2 (SOP mean cross-entropy), §4.3 (total = sum),
 §4.4 (metric names written to eval_results.txt), §6.2 (input features).
 """
 
@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from albert_tf.training.objective import Objective, Tensors
 
-MLM_EPSILON = 1e-5  # added to Σw in the MLM denominator (spec §4.1)
+MLM_EPSILON = 1e-5  # added to Σw in the MLM denominator (faithfulness §4.1)
 METRIC_NAMES = ("masked_lm_accuracy", "masked_lm_loss", "sentence_order_accuracy",
                 "sentence_order_loss")
 
@@ -24,32 +24,32 @@ LABEL_FEATURES = ("masked_lm_ids", "masked_lm_weights", "next_sentence_labels")
 
 
 def masked_lm_example_losses(mlm_logits: tf.Tensor, masked_lm_ids: tf.Tensor) -> tf.Tensor:
-    """ℓ_j = −log softmax(logits_j)[id_j], float32 [B, P] (spec §4.1 step 4)."""
+    """ℓ_j = −log softmax(logits_j)[id_j], float32 [B, P] (faithfulness §4.1 step 4)."""
     return tf.nn.sparse_softmax_cross_entropy_with_logits(
         labels=tf.cast(masked_lm_ids, tf.int32), logits=tf.cast(mlm_logits, tf.float32))
 
 
 def sentence_order_example_losses(sop_logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
-    """Per-example SOP cross-entropy, float32 [B]; labels [B] or [B, 1] (spec §4.2)."""
+    """Per-example SOP cross-entropy, float32 [B]; labels [B] or [B, 1] (faithfulness §4.2)."""
     return tf.nn.sparse_softmax_cross_entropy_with_logits(
         labels=tf.reshape(tf.cast(labels, tf.int32), [-1]), logits=tf.cast(sop_logits, tf.float32))
 
 
 def masked_lm_loss(mlm_logits: tf.Tensor, masked_lm_ids: tf.Tensor,
                    masked_lm_weights: tf.Tensor) -> tf.Tensor:
-    """Σ_j w_j·ℓ_j / (Σ_j w_j + 1e-5) over one batch (spec §4.1 step 5)."""
+    """Σ_j w_j·ℓ_j / (Σ_j w_j + 1e-5) over one batch (faithfulness §4.1 step 5)."""
     weights = tf.cast(masked_lm_weights, tf.float32)
     losses = masked_lm_example_losses(mlm_logits, masked_lm_ids)
     return tf.reduce_sum(weights * losses) / (tf.reduce_sum(weights) + MLM_EPSILON)
 
 
 def sentence_order_loss(sop_logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
-    """Unweighted mean SOP cross-entropy over one batch (spec §4.2)."""
+    """Unweighted mean SOP cross-entropy over one batch (faithfulness §4.2)."""
     return tf.reduce_mean(sentence_order_example_losses(sop_logits, labels))
 
 
 class PretrainingObjective(Objective):
-    """total_loss = masked_lm_loss + sentence_order_loss (spec §4.3), normalised over the
+    """total_loss = masked_lm_loss + sentence_order_loss (faithfulness §4.3), normalised over the
     global batch (so micro-batches and replicas add up to the one-device loss).
 
     Labels: masked_lm_ids [B,P], masked_lm_weights [B,P], next_sentence_labels [B] or [B,1].
@@ -89,7 +89,7 @@ class PretrainingObjective(Objective):
 
     def update_metrics(self, metrics: Mapping[str, keras.metrics.Metric], labels: Tensors,
                        outputs: Tensors) -> None:
-        """Streaming metrics of spec §4.4: MLM ones weighted by masked_lm_weights."""
+        """Streaming metrics of faithfulness §4.4: MLM ones weighted by masked_lm_weights."""
         vocab_size = tf.shape(outputs["mlm_logits"])[-1]
         mlm_logits = tf.reshape(tf.cast(outputs["mlm_logits"], tf.float32), [-1, vocab_size])
         mlm_ids = tf.reshape(labels["masked_lm_ids"], [-1])
@@ -106,7 +106,7 @@ class PretrainingObjective(Objective):
 
 
 def to_model_inputs(batch: Mapping[str, tf.Tensor]) -> tuple[dict[str, tf.Tensor], dict[str, tf.Tensor]]:
-    """Original feature dict (spec §6.2) → (AlbertPretrainer inputs, labels)."""
+    """Original feature dict (faithfulness §6.2) → (AlbertPretrainer inputs, labels)."""
     features = {name: batch[key] for key, name in FEATURE_TO_INPUT.items()}
     labels = {key: batch[key] for key in LABEL_FEATURES}
     return features, labels
@@ -121,7 +121,7 @@ def pretraining_dataset_fn(input_patterns: str | Sequence[str], batch_size: int,
     """A loop dataset function over `albert_tf.data.pretraining_dataset`.
 
     `batch_size` is global; each input pipeline batches its per-replica share. Evaluation
-    repeats the files indefinitely, as the original (spec §6.2; the loop stops after
+    repeats the files indefinitely, as the original (faithfulness §6.2; the loop stops after
     max_eval_steps). `id_limits` (`albert_tf.data.value_checks.IdLimits`) checks every batch's
     ids against the model on the host.
     """

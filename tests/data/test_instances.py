@@ -1,4 +1,4 @@
-"""Segment pairs (spec §5.3–5.5): SOP/NSP structure and labels, truncation.
+"""Segment pairs (faithfulness §5.3–5.5): SOP/NSP structure and labels, truncation.
 
 A synthetic WordPiece corpus where every token is unique ("t<global index>") lets each
 record be traced back to its document and sentence positions.

@@ -1,4 +1,4 @@
-"""N-gram masking (spec §5.6): numpy (writer) and TF (dynamic masking) paths.
+"""N-gram masking (faithfulness §5.6): numpy (writer) and TF (dynamic masking) paths.
 
 Expected values come from the spec's algorithm worked out by hand or from scipy's tests,
 never from our own outputs.
@@ -136,7 +136,7 @@ def test_positions_budget_and_padding(runner):
 
 
 def spec_groups(ids_row, ws_row, length, whole_word=True):
-    """Candidate groups by the spec's §5.6.1 loop, written independently."""
+    """Candidate groups by the faithfulness §5.6.1 loop, written independently."""
     groups = []
     for i in range(length):
         if ids_row[i] in (CLS, SEP):

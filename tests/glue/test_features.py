@@ -1,4 +1,4 @@
-"""Pair features equal hand-computed ids, segment ids and truncation (spec §8.3)."""
+"""Pair features equal hand-computed ids, segment ids and truncation (faithfulness §8.3)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_processor_to_features_with_sentencepiece(glue_dir, text_assets):
 
 @pytest.mark.parametrize("text_b", ["", "   ", "\u0301"])
 def test_second_sentence_without_tokens_gives_the_single_sentence_layout(wordpiece, text_b):
-    """The original's `if tokens_b:`: `[CLS] a [SEP]`, cut to max_seq_length − 2 (spec §8.3),
+    """The original's `if tokens_b:`: `[CLS] a [SEP]`, cut to max_seq_length − 2 (faithfulness §8.3),
     not `[CLS] a [SEP] [SEP]` with pair truncation."""
     assert wordpiece.tokenize(text_b) == []
     example = InputExample("x", A, text_b, "1")

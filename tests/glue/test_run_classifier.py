@@ -1,5 +1,5 @@
 """End to end on a tiny model (H=32, 2 layers): train → eval → predict on MRPC-, STS-B-, MNLI-
-and CoLA-format fixtures; the prediction files parse as the GLUE server expects (spec §8.5–8.6)."""
+and CoLA-format fixtures; the prediction files parse as the GLUE server expects (faithfulness §8.5–8.6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Prediction files in the original's and the GLUE server's formats (spec §8.6)."""
+"""Prediction files in the original's and the GLUE server's formats (faithfulness §8.6)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every GLUE task reads from the official layout (fixtures), with GLUE's file quirks and the
-original's guids and text handling (spec §8.2); bad input names file and line."""
+original's guids and text handling (faithfulness §8.2); bad input names file and line."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """--init_checkpoint: original TF1 or ours; every encoder variable restored and counted, the
-classifier head may start fresh; a partial encoder is refused (spec §3.5, §8.1)."""
+classifier head may start fresh; a partial encoder is refused (faithfulness §3.5, §8.1)."""
 
 from __future__ import annotations
 

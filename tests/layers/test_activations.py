@@ -1,4 +1,4 @@
-"""The original's "gelu" is the tanh approximation (spec §2.8, Q1)."""
+"""The original's "gelu" is the tanh approximation (faithfulness §2.8, Q1)."""
 
 import math
 

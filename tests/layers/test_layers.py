@@ -1,4 +1,4 @@
-"""Each layer against a NumPy reference of spec §2, plus get_config/from_config round trips."""
+"""Each layer against a NumPy reference of faithfulness §2, plus get_config/from_config round trips."""
 
 import keras
 import numpy as np
@@ -76,7 +76,7 @@ def test_attention_matches_reference_with_padding():
 
 
 def test_all_masked_row_equals_no_mask(monkeypatch):
-    # spec §2.9: −10000 on every key cancels in the softmax (not uniform, not NaN).
+    # faithfulness §2.9: −10000 on every key cancels in the softmax (not uniform, not NaN).
     rng = np.random.default_rng(2)
     layer = L.AttentionSublayer(hidden_size=16, num_attention_heads=2)
     x = rng.normal(size=(1, 4, 16)).astype("float32")

@@ -20,7 +20,7 @@ def test_outputs_and_layer_group_schedule():
     encoder = AlbertEncoder(config)
     out = encoder(encoder_feed(random_inputs(config, batch=2, seq=7)))
     assert out["sequence_output"].shape == (2, 7, 32) and out["pooled_output"].shape == (2, 32)
-    assert len(out["encoder_outputs"]) == 5 * 2  # every inner-group output (spec §2.6)
+    assert len(out["encoder_outputs"]) == 5 * 2  # every inner-group output (faithfulness §2.6)
     np.testing.assert_array_equal(out["encoder_outputs"][-1], out["sequence_output"])
     stack = encoder.transformer
     # Layers 0-2 → group 0, 3-4 → group 1; blocks k = 0, 1 inside each.

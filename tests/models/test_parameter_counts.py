@@ -17,7 +17,7 @@ def cheap_initializers(monkeypatch):
 
 
 def independent_count(V=30000, E=128, H=768, L=12, I=3072, G=1, K=1, mode="all", P=512, T=2):
-    """Encoder + pooler parameters, written from the architecture (spec §2, §3.1)."""
+    """Encoder + pooler parameters, written from the architecture (faithfulness §2, §3.1)."""
     embeddings = (V + P + T) * E + 2 * E
     projection = E * H + H if E != H else 0
     attention_block = 4 * (H * H + H) + 2 * H
@@ -51,7 +51,7 @@ PAPER = {
 }
 # Where the paper's figure is not the count rounded (up or down) to a million:
 # BERT-base/not-shared E=768 says 108M for 109.08M; xlarge 60M for 58.72M; xxlarge 235M
-# for 222.60M (spec §1.3: cause unknown).
+# for 222.60M (faithfulness §1.3: cause unknown).
 PAPER_INCONSISTENT = {"bert_base", "albert_xlarge", "albert_xxlarge"}
 
 EXACT_BACKBONE = {"albert_base": 11_683_584, "albert_large": 17_683_968,
@@ -80,7 +80,7 @@ def test_counts_equal_the_independent_count_and_the_paper(name):
 
 
 def test_pretraining_heads_add_the_specs_count():
-    # spec §1.3: base with MLM + SOP heads = 11,813,810 (the decoder is tied, not counted twice).
+    # faithfulness §1.3: base with MLM + SOP heads = 11,813,810 (the decoder is tied, not counted twice).
     pretrainer = AlbertPretrainer(AlbertConfig.from_preset("albert_base_v2"))
     assert pretrainer.count_params() == 11_813_810
     assert pretrainer.encoder.count_params() == 11_683_584

@@ -35,7 +35,7 @@ def _weights(model):
 
 
 def _numpy_v2(w, h, p_mask, starts):
-    """The v2 head of spec §9.6 in NumPy: start log-probs, end log-probs given starts, cls."""
+    """The v2 head of faithfulness §9.6 in NumPy: start log-probs, end log-probs given starts, cls."""
     p = p_mask.astype(np.float64)
     s = (h @ w["start_logits/dense/kernel"])[..., 0] + w["start_logits/dense/bias"][0]
     s = s * (1 - p) - 1e30 * p

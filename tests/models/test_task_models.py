@@ -18,7 +18,7 @@ def test_classifier_logits_are_the_head_on_the_pooled_output():
     head = model.classifier_head
     np.testing.assert_allclose(logits, pooled @ head.output_weights.numpy().T + head.output_bias.numpy(),
                                atol=1e-5)
-    assert head.dropout_rate == 0.1  # hard-coded in the original (spec Q20)
+    assert head.dropout_rate == 0.1  # hard-coded in the original (faithfulness Q20)
     names = checkpoints.variable_map(model)
     assert names["output_weights"].shape == (3, 32) and names["output_bias"].shape == (3,)
 

@@ -1,4 +1,4 @@
-"""Reading RACE: the official and the original layout, levels, and bad input (spec §10.2)."""
+"""Reading RACE: the official and the original layout, levels, and bad input (faithfulness §10.2)."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""Piece ↔ raw-character alignment (spec §9.3): every fixture answer is rebuilt exactly."""
+"""Piece ↔ raw-character alignment (faithfulness §9.3): every fixture answer is rebuilt exactly."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Post-processing (spec §9.7): oracle outputs give back the gold answers; candidate rules; files."""
+"""Post-processing (faithfulness §9.7): oracle outputs give back the gold answers; candidate rules; files."""
 
 import json
 

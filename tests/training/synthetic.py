@@ -16,7 +16,7 @@ from albert_tf.training.pretraining import to_model_inputs
 def make_examples(num_examples: int, vocab_size: int = 100, seq_len: int = 16,
                   num_predictions: int = 4, seed: int = 0,
                   nan_weight_at: int | None = None) -> dict[str, np.ndarray]:
-    """Original-format feature arrays (spec §5.8 names), `num_examples` rows.
+    """Original-format feature arrays (faithfulness §5.8 names), `num_examples` rows.
 
     `nan_weight_at`: row whose masked_lm_weights become NaN (a forced non-finite loss).
     """
@@ -73,7 +73,7 @@ def dataset_fn(global_batch: int, num_examples: int = 64, repeat: bool = True, *
 
 
 def write_tfrecords(path: str, examples: dict[str, np.ndarray]) -> str:
-    """Writes `examples` as original-format tf.train.Examples (spec §5.8) to `path`."""
+    """Writes `examples` as original-format tf.train.Examples (faithfulness §5.8) to `path`."""
     with tf.io.TFRecordWriter(path) as writer:
         for i in range(len(examples["input_ids"])):
             feature = {}

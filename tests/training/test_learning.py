@@ -1,4 +1,4 @@
-"""Learning on the built-in corpus: 300 seeded steps of a tiny ALBERT (spec §4, §6).
+"""Learning on the built-in corpus: 300 seeded steps of a tiny ALBERT (faithfulness §4, §6).
 
 Corpus → tiny SentencePiece → create_pretraining_data → the training loop, held-out
 documents for evaluation. Settings found to learn within 300 steps at H=32: a 4000-piece

@@ -1,4 +1,4 @@
-"""LAMB / AdamW updates and the LR schedule against NumPy references written from spec §6.3."""
+"""LAMB / AdamW updates and the LR schedule against NumPy references written from faithfulness §6.3."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ BETA1, BETA2, EPS, WD = 0.9, 0.999, 1e-6, 0.01
 EXCLUDE = ("LayerNorm", "layer_norm", "bias")
 
 
-# ----- NumPy reference (spec §6.3 table, no bias correction) -----
+# ----- NumPy reference (faithfulness §6.3 table, no bias correction) -----
 def reference_update(name, w, g, m, v, lr, lamb):
     """One step for one variable; returns (w, m, v)."""
     m = BETA1 * m + (1 - BETA1) * g

@@ -1,4 +1,4 @@
-"""MLM / SOP losses and metrics (spec §4) against NumPy, and the global-normalizer split."""
+"""MLM / SOP losses and metrics (faithfulness §4) against NumPy, and the global-normalizer split."""
 
 from __future__ import annotations
 
