@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import tempfile
 
 import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.export.staging import replaced_directory
 from albert_tf.export.tflite import TFLITE_FILE, token_function, write_tflite
 from albert_tf.finetuning.records import FEATURE_TO_INPUT, INPUT_FEATURES
 
@@ -65,22 +64,13 @@ def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
     threshold = None if threshold_to_export is None or math.isnan(threshold_to_export) \
         else float(threshold_to_export)
     module = _ServingModule(model, max_seq_length, is_regression, threshold)
-    parent = os.path.dirname(os.path.abspath(export_dir))
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".export-", dir=parent)
-    try:
+    with replaced_directory(export_dir) as staging:
         tf.saved_model.save(module, staging, signatures={"serving_default": module.serve})
         lite_model = tflite_model if tflite_model is not None else model
         lite = token_function(lite_model, max_seq_length,
                               lambda out: classifier_outputs(out, is_regression))
         write_tflite(lite, os.path.join(staging, TFLITE_FILE), tflite_quantization,
                      vocab_size or lite_model.config.vocab_size)
-        if os.path.exists(export_dir):
-            shutil.rmtree(export_dir)
-        os.replace(staging, export_dir)
-    finally:
-        if os.path.exists(staging):
-            shutil.rmtree(staging, ignore_errors=True)
     logging.info("Exported serving model to %s%s", export_dir,
                  "" if threshold is None else f" (threshold {threshold})")
     return export_dir

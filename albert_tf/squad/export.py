@@ -10,13 +10,12 @@ quantized by `--tflite_quantization`. Both are written into a temporary director
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 
 import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.export.staging import replaced_directory
 from albert_tf.export.tflite import TFLITE_FILE, token_function, write_tflite
 
 SAVED_MODEL_DIR = "saved_model"
@@ -36,20 +35,11 @@ def export_squad_v1(model: keras.Model, export_dir: str, max_seq_length: int,
     """Writes `export_dir/saved_model` and `export_dir/albert_model.tflite` for a v1 span
     labeler (replacing an older export there); returns export_dir."""
     module = _SquadServing(model, max_seq_length)
-    parent = os.path.dirname(os.path.abspath(export_dir))
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".export-", dir=parent)
-    try:
+    with replaced_directory(export_dir) as staging:
         tf.saved_model.save(module, os.path.join(staging, SAVED_MODEL_DIR),
                             signatures={"serving_default": module.serve})
         write_tflite(module.serve, os.path.join(staging, TFLITE_FILE), tflite_quantization,
                      vocab_size)
-        if os.path.exists(export_dir):
-            shutil.rmtree(export_dir)
-        os.replace(staging, export_dir)
-    finally:
-        if os.path.exists(staging):
-            shutil.rmtree(staging, ignore_errors=True)
     logging.info("Exported the SQuAD v1 SavedModel and %s (%s) to %s", TFLITE_FILE,
                  tflite_quantization, export_dir)
     return export_dir
