@@ -34,8 +34,12 @@ def exported(tmp_path_factory):
     config.to_json_file(config_file)
     path = str(root / "encoder")
     flag_values = flags.FLAGS
-    flag_values(["export_tfhub", f"--albert_config_file={config_file}", f"--checkpoint={checkpoint}",
-                 f"--export_path={path}", "--with_mlm", "--dtype=bfloat16"])
+    # Each value through its flag's own parser; not FLAGS(argv), which would also validate the
+    # required flags of any other script imported into this test process.
+    for name, value in {"albert_config_file": config_file, "checkpoint": checkpoint,
+                        "export_path": path, "with_mlm": "true", "dtype": "bfloat16"}.items():
+        flag_values[name].parse(value)
+    flag_values.mark_as_parsed()
     try:
         export_tfhub.main([])
     finally:
