@@ -205,6 +205,23 @@ def _under_policy(policy: str, build: Callable[[], object]):
 POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16"}
 
 
+def forward_candidates(name: str, encoder, inputs: dict, flops: dict, batch: int,
+                       dtype: str) -> list[Candidate]:
+    """The encoder's forward pass (sequence and pooled outputs) as a plain tf.function graph
+    and under XLA: the same measurement for our encoder and keras-hub's backbone."""
+    candidates = []
+    for jit in (False, True):
+        @tf.function(jit_compile=jit)
+        def forward(x, encoder=encoder):
+            y = encoder(x, training=False)
+            return y["sequence_output"], y["pooled_output"]
+
+        candidates.append(Candidate(f"{name} graph{' XLA' if jit else ''}", "forward",
+                                    lambda f=forward: f(inputs)[1].numpy(),
+                                    flops["encoder_forward"], batch, dtype))
+    return candidates
+
+
 def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
                    dtypes: tuple[str, ...] = ("float32",)) -> list[Candidate]:
     """Encoder forward (graph, XLA) and pretraining train step (graph, XLA) per dtype; for
@@ -216,15 +233,7 @@ def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
     for dtype in dtypes:
         tag = "" if dtype == "float32" else " bf16"
         encoder = _under_policy(POLICIES[dtype], lambda: AlbertEncoder(config))
-        for jit in (False, True):
-            @tf.function(jit_compile=jit)
-            def forward(x, encoder=encoder):
-                y = encoder(x, training=False)
-                return y["sequence_output"], y["pooled_output"]
-
-            out.append(Candidate(f"ours fwd{tag} graph{' XLA' if jit else ''}", "forward",
-                                 lambda f=forward: f(enc_in)[1].numpy(), flops["encoder_forward"],
-                                 batch, dtype))
+        out += forward_candidates(f"ours fwd{tag}", encoder, enc_in, flops, batch, dtype)
         if dtype != "float32":
             out += _bf16_serving_candidates(encoder, enc_in, flops, dtype)
 
@@ -311,15 +320,7 @@ def keras_hub_candidates(config: AlbertConfig, inputs: dict, flops: dict,
             dropout=config.hidden_dropout_prob, max_sequence_length=config.max_position_embeddings,
             num_segments=config.type_vocab_size, dtype=POLICIES[dtype])
         tag = "" if dtype == "float32" else " bf16"
-        for jit in (False, True):
-            @tf.function(jit_compile=jit)
-            def forward(x, backbone=backbone):
-                y = backbone(x, training=False)
-                return y["sequence_output"], y["pooled_output"]
-
-            out.append(Candidate(f"keras-hub fwd{tag} graph{' XLA' if jit else ''}", "forward",
-                                 lambda f=forward: f(x)[1].numpy(), flops["encoder_forward"],
-                                 batch, dtype))
+        out += forward_candidates(f"keras-hub fwd{tag}", backbone, x, flops, batch, dtype)
     return out
 
 

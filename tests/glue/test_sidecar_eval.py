@@ -35,13 +35,8 @@ def test_evaluator_follows_the_trainer(glue_dir, tiny_config_file, text_assets, 
               "--max_seq_length=32", "--train_batch_size=4", "--eval_batch_size=3",
               "--learning_rate=1e-3", f"--train_step={STEPS}",
               f"--save_checkpoints_steps={EVERY}", "--log_steps=2", "--seed=1"]
-    evaluator = processes.Output(processes.start([*common, "--do_eval", "--eval_poll_secs=1",
-                                                  "--eval_timeout_secs=60"]))
-    trainer = processes.Output(processes.start([*common, "--do_train"]))
-    status, log = trainer.finish(timeout=180)
-    assert status == 0, log[-3000:]
-    status, log = evaluator.finish(timeout=60)
-    assert status == 0, log[-3000:]
+    log = processes.trainer_and_side_car(
+        [*common, "--do_train"], [*common, "--do_eval", "--eval_poll_secs=1", "--eval_timeout_secs=60"])
     assert f"Reached the final step {STEPS}: 3 checkpoint(s) evaluated" in log
 
     blocks = _blocks(str(out / "eval_results.txt"))

@@ -76,3 +76,16 @@ class Output:
             self.process.wait()
         self._thread.join(10)
         return self.process.returncode, "".join(self.lines)
+
+
+def trainer_and_side_car(trainer_args: list[str], evaluator_args: list[str],
+                         timeout: float = 180) -> str:
+    """Starts the side-car evaluator, then the trainer, on the same output_dir; asserts both
+    exit 0 and returns the evaluator's output."""
+    evaluator = Output(start(evaluator_args))
+    trainer = Output(start(trainer_args))
+    status, log = trainer.finish(timeout=timeout)
+    assert status == 0, log[-3000:]
+    status, log = evaluator.finish(timeout=60)
+    assert status == 0, log[-3000:]
+    return log

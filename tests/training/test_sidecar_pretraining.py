@@ -36,13 +36,9 @@ def test_evaluator_follows_the_trainer(pretraining_files, tmp_path):
     flags = ["run_pretraining.py", *common, f"--output_dir={out}", "--train_batch_size=4",
              f"--num_train_steps={STEPS}", f"--save_checkpoints_steps={EVERY}", "--log_steps=2",
              "--iterations_per_loop=1", "--eval_batch_size=4", "--max_eval_steps=3"]
-    evaluator = processes.Output(processes.start([*flags, "--nodo_train", "--do_eval",
-                                                  "--eval_poll_secs=1", "--eval_timeout_secs=60"]))
-    trainer = processes.Output(processes.start([*flags, "--do_train"]))
-    status, log = trainer.finish(timeout=180)
-    assert status == 0, log[-3000:]
-    status, log = evaluator.finish(timeout=60)
-    assert status == 0, log[-3000:]
+    log = processes.trainer_and_side_car(
+        [*flags, "--do_train"],
+        [*flags, "--nodo_train", "--do_eval", "--eval_poll_secs=1", "--eval_timeout_secs=60"])
     assert f"Reached the final step {STEPS}: 3 checkpoint(s) evaluated" in log
 
     evaluations = _evaluations(str(out / "eval_results.txt"))
