@@ -1,4 +1,4 @@
-"""Global gradient norms of one batch: per-occurrence (TF1's IndexedSlices) vs dense (Q35).
+"""Global gradient norms of one batch: the original's (TF1's IndexedSlices) vs dense (Q35).
 
     python benchmarks/clip_norms.py [--config=albert_base_v2] [--batch=8] [--seq=128]
 
@@ -7,8 +7,10 @@ Builds the built-in corpus, a 1000-piece SentencePiece model and pretraining rec
 a freshly initialised (seeded) model of the preset's shape with the 1000-piece vocabulary:
 * the pretrainer (MLM + SOP) on it;
 * a sentence-pair classifier on the same token ids (label: the SOP label).
-Each row gives the norm that counts the word-embedding gradient once per token occurrence,
-the dense norm, and which of the two `--clip_norm_mode=original` uses for that model.
+Each row gives the norm the original computes off TPU (the token-type rows counted once per
+token occurrence, and the word rows too where nothing but the lookup reads the word table),
+the norm `--clip_norm_mode=original` computes (it must be the same), the dense norm of the
+summed gradients, and each lookup table's share of the norm both ways.
 """
 
 from __future__ import annotations
@@ -45,8 +47,14 @@ def first_batch(directory: str):
     return next(iter(dataset))
 
 
-def norms(model, loss_fn, features):
-    """(per-occurrence norm, dense norm, what mode "original" counts per occurrence)."""
+TABLES = ("word_embeddings", "token_type_embeddings")
+
+
+def norms(model, loss_fn, features, word_table_tied: bool) -> dict:
+    """The batch's norms: "original" (the original's off TPU, computed here from Q35's
+    table), "ours" (OccurrenceNormRule("original") and global_norm, as the training loop),
+    "dense", and for each lookup table its share as (dense, per occurrence)."""
+    import numpy as np
     import tensorflow as tf
     from albert_tf.training.clipping import OccurrenceNormRule, global_norm
 
@@ -54,20 +62,34 @@ def norms(model, loss_fn, features):
     with tf.GradientTape() as tape:
         loss = loss_fn(model(features, training=False))
     grads = tape.gradient(loss, variables)
-    dense, _, _ = OccurrenceNormRule("dense").split(grads, variables)
-    dense_norm = float(global_norm(dense, [False] * len(dense), tf.constant(0.0)))
-    # What a per-occurrence count of every gathered word-table gradient gives.
-    occurrence_sq = 0.0
+    dense_sq = original_sq = 0.0
+    shares = {}
     for g, v in zip(grads, variables):
-        if v.path.endswith("word_embeddings"):
-            values = g.values if isinstance(g, tf.IndexedSlices) else None
-            occurrence_sq = None if values is None else float(tf.reduce_sum(tf.square(values)))
-    rest = [d for d, v in zip(dense, variables) if not v.path.endswith("word_embeddings")]
-    per_occurrence = (None if occurrence_sq is None else
-                      float(global_norm(rest, [False] * len(rest), tf.constant(occurrence_sq))))
-    _, _, flagged = OccurrenceNormRule("original").split(grads, variables)
-    used = "per occurrence" if any(flagged) else "dense"
-    return per_occurrence, dense_norm, used
+        summed = tf.convert_to_tensor(g).numpy().astype(np.float64)
+        table = v.path.rsplit("/", 1)[-1]
+        square = float((summed ** 2).sum())
+        dense_sq += square
+        if table in TABLES and isinstance(g, tf.IndexedSlices):
+            rows = g.values.numpy().astype(np.float64)  # one row per token occurrence
+            occurrence = float((rows ** 2).sum())
+            shares[table] = (np.sqrt(square), np.sqrt(occurrence))
+            gathered_alone = table == "token_type_embeddings" or not word_table_tied
+            original_sq += occurrence if gathered_alone else square
+        else:
+            if table in TABLES:  # dense already: the tied decoder's gradient was added
+                shares[table] = (np.sqrt(square), None)
+            original_sq += square
+    dense, occurrence_sq, flagged = OccurrenceNormRule("original").split(grads, variables)
+    ours = float(global_norm(dense, flagged, occurrence_sq))
+    return {"original": float(np.sqrt(original_sq)), "ours": ours,
+            "dense": float(np.sqrt(dense_sq)), "shares": shares}
+
+
+def share(values: tuple) -> str:
+    """'dense → per occurrence' of one table's share, or the dense one alone."""
+    dense, occurrence = values
+    return f"{dense:.4f} (dense gradient)" if occurrence is None else (
+        f"{dense:.4f} → {occurrence:.4f}")
 
 
 def main(argv):
@@ -90,20 +112,22 @@ def main(argv):
                                                     "input_type_ids")}
     sop = tf.reshape(labels["next_sentence_labels"], [-1])
     rows = [
-        ("pretrainer (MLM+SOP, tied decoder)", pretrainer,
+        ("pretrainer (MLM+SOP, tied decoder)", pretrainer, True,
          lambda out: objective.loss(labels, out, objective.normalizers(labels)), features),
-        ("classifier (2 classes, pooled output)", classifier,
+        ("classifier (2 classes, pooled output)", classifier, False,
          lambda out: tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
              sop, out["logits"])), classifier_features),
     ]
     print(f"{FLAGS.config} shape, vocab 1000, seed {FLAGS.seed}, batch {FLAGS.batch} × seq "
           f"{FLAGS.seq} of the built-in corpus")
-    print("| model | per-occurrence norm | dense norm | --clip_norm_mode=original uses |")
-    print("|---|---|---|---|")
-    for name, model, loss_fn, inputs in rows:
-        per_occurrence, dense, used = norms(model, loss_fn, inputs)
-        shown = "n/a (gradient is dense)" if per_occurrence is None else f"{per_occurrence:.4f}"
-        print(f"| {name} | {shown} | {dense:.4f} | {used} |")
+    print("| model | original's norm | --clip_norm_mode=original | dense norm "
+          "| word share: dense → per occurrence | token-type share: dense → per occurrence |")
+    print("|---|---|---|---|---|---|")
+    for name, model, tied, loss_fn, inputs in rows:
+        result = norms(model, loss_fn, inputs, tied)
+        print(f"| {name} | {result['original']:.4f} | {result['ours']:.4f} | "
+              f"{result['dense']:.4f} | {share(result['shares']['word_embeddings'])} | "
+              f"{share(result['shares']['token_type_embeddings'])} |")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,10 @@ class AlbertEmbedding(keras.layers.Layer):
     """Word + token-type + position embeddings, then LayerNorm (ε 1e-12) and dropout.
 
     Positions are always 0..S-1; S > max_position_embeddings is an error. The word
-    table is also the MLM decoder (`attend`), tied as in the original.
+    table is also the MLM decoder (`attend`), tied as in the original. Word and token-type
+    rows are gathered, as the original's `tf.nn.embedding_lookup` off TPU: their gradients
+    are IndexedSlices with one row per token, which the clipping norm counts per
+    occurrence (faithfulness Q35); the position rows are a slice (dense gradient).
 
     Example:
         >>> emb = AlbertEmbedding(vocab_size=100, embedding_size=16)

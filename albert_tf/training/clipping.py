@@ -2,21 +2,26 @@
 
 The original clips `tf.gradients(loss, tvars)` with `tf.clip_by_global_norm(grads, 1.0)`
 (faithfulness §6.3). TF1 hands a variable's gradient as `IndexedSlices` — one row per token
-occurrence — when the variable is read only by `tf.gather`, and `clip_by_global_norm` then
-counts Σ‖row‖² over the occurrences, not ‖Σ rows‖² of the summed gradient. In the original
-that is the case for exactly one table, and not always:
+occurrence, duplicates unsummed — when the variable is read only by `tf.nn.embedding_lookup`,
+and `clip_by_global_norm` then counts Σ‖row‖² over the occurrences, not ‖Σ rows‖² of the
+summed gradient. Without `--use_tpu` (`use_one_hot_embeddings=False`) the original's
+`embedding_postprocessor` looks both the word and the token-type table up that way
+(faithfulness §2.1), so:
 
-* `word_embeddings` in fine-tuning (GLUE, SQuAD, RACE) without `--use_tpu`: per occurrence;
+* `token_type_embeddings`: per occurrence in every task (pretraining and fine-tuning) —
+  nothing else reads the table;
+* `word_embeddings` in fine-tuning (GLUE, SQuAD, RACE): per occurrence;
 * `word_embeddings` in pretraining: dense — the MLM decoder reads the same table with a
   matmul, and TF1 adds the IndexedSlices and the dense gradient into one dense tensor;
-* `word_embeddings` under `--use_tpu`: dense (`use_one_hot_embeddings=FLAGS.use_tpu`);
-* token-type (one-hot matmul) and position (slice) tables: always dense.
+* under `--use_tpu` both tables are read by one-hot matmul: dense;
+* `position_embeddings` (a slice): always dense.
 
 Mode "original" reproduces that: a gradient counts per occurrence when our tape returns it
-as IndexedSlices (a tied reader densifies it, as TF1's aggregation does), the variable is
-the word table (our token-type lookup is a gather, the original's a one-hot matmul) and the
-lookups are not one-hot (TPU). Mode "dense" uses ‖g‖² of every summed gradient. Across
-micro-batches and replicas every occurrence counts; the update itself stays dense.
+as IndexedSlices (our lookups are gathers, like `tf.nn.embedding_lookup`, and a tied reader
+densifies the word gradient as TF1's aggregation does), the variable is one of the two
+tables the original gathers, and the lookups are not one-hot (TPU). Mode "dense" uses ‖g‖²
+of every summed gradient. Across micro-batches and replicas every occurrence counts (the
+training loop sums the per-occurrence squares); the update itself stays dense.
 """
 
 from __future__ import annotations
@@ -29,8 +34,8 @@ import tensorflow as tf
 from albert_tf.training.choices import CLIP_NORM_MODES
 from albert_tf.training.optimizers import variable_name
 
-# The only table the original looks up with tf.gather (faithfulness §2.1).
-GATHERED_TABLE_PATTERN = r"(^|/)word_embeddings$"
+# The tables the original looks up with tf.nn.embedding_lookup off TPU (faithfulness §2.1).
+GATHERED_TABLE_PATTERN = r"(^|/)(word_embeddings|token_type_embeddings)$"
 
 
 class OccurrenceNormRule:
@@ -38,8 +43,8 @@ class OccurrenceNormRule:
 
     Args:
         mode: "original" or "dense" (CLIP_NORM_MODES).
-        one_hot_lookups: True where the original looks words up by one-hot matmul
-            (`--use_tpu`): every gradient is then dense.
+        one_hot_lookups: True where the original looks words and token types up by
+            one-hot matmul (`--use_tpu`): every gradient is then dense.
     """
 
     def __init__(self, mode: str = "original", one_hot_lookups: bool = False):

@@ -102,7 +102,7 @@ def input_context(strategy: tf.distribute.Strategy) -> tf.distribute.InputContex
 
 
 def uses_one_hot_lookups(strategy: tf.distribute.Strategy) -> bool:
-    """True on TPUs, where the original looks words up by one-hot matmul
+    """True on TPUs, where the original looks words and token types up by one-hot matmul
     (`use_one_hot_embeddings=FLAGS.use_tpu`), so its embedding gradients are dense (Q35)."""
     return isinstance(strategy, (tf.distribute.TPUStrategy,
                                  tf.distribute.experimental.TPUStrategy))

@@ -63,9 +63,10 @@ def define_training_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     define(flags.DEFINE_integer, "log_steps", 100,
            "Log (and write TensorBoard scalars) every this many steps.", lower_bound=1)
     define(flags.DEFINE_enum, "clip_norm_mode", "original", list(CLIP_NORM_MODES),
-           "Global norm of the clip at 1.0: 'original' counts the word-embedding gradient "
-           "once per token occurrence where the original does (fine-tuning off TPU, Q35); "
-           "'dense' uses the norm of the summed gradient everywhere.")
+           "Global norm of the clip at 1.0: 'original' counts an embedding gradient once "
+           "per token occurrence where the original does (off TPU: the token-type table "
+           "always, the word table when fine-tuning; Q35); 'dense' uses the norm of the "
+           "summed gradient everywhere.")
     define(flags.DEFINE_bool, "recompute_grad", False,
            "Recompute each transformer block's activations in the backward pass instead of "
            "keeping them: much less memory at long sequences, for about one more forward "

@@ -23,46 +23,85 @@ from tests.training.test_optimizers import reference_lr, reference_update
 STEPS, BATCH, SEQ, LR, WARMUP = 10, 8, 16, 0.005, 2
 
 
-# ----- the witness: what TF1 hands clip_by_global_norm -----
-def tf1_gradient_types(tied_decoder: bool, one_hot_words: bool = False) -> dict[str, str]:
-    """Gradient types of the original's embedding tables in a TF1 graph built as its
-    modeling.py does: words by tf.nn.embedding_lookup (one-hot matmul under --use_tpu),
-    token types by one-hot matmul, positions by tf.slice; then either a pooled classifier
-    or the MLM decoder tied to the word table."""
+# ----- the witness: what TF1 hands clip_by_global_norm, and what it makes of it -----
+def tf1_witness(tied_decoder: bool, use_tpu: bool = False
+                ) -> tuple[dict[str, str], float, float, float]:
+    """The original's embedding ops in a TF1 graph (tf.compat.v1), as ALBERT's modeling.py
+    builds them: word and token-type tables by tf.nn.embedding_lookup, or by one-hot matmul
+    when `use_one_hot_embeddings` (= --use_tpu); positions by tf.slice; then either a pooled
+    classifier or the MLM decoder tied to the word table.
+
+    Returns (gradient type by table, the norm `tf.clip_by_global_norm` computes, the NumPy
+    norm of the same gradients with every IndexedSlices row counted once, the NumPy norm of
+    the summed dense gradients)."""
     graph = tf.Graph()
     with graph.as_default():
         v1 = tf.compat.v1
+        v1.set_random_seed(0)
         ids = tf.constant([[5, 7, 5, 5], [7, 7, 3, 5]])
         types = tf.constant([[0, 0, 1, 1], [0, 1, 1, 1]])
         words = v1.get_variable("word_embeddings", [10, 4])
         type_table = v1.get_variable("token_type_embeddings", [2, 4])
         positions = v1.get_variable("position_embeddings", [8, 4])
-        if one_hot_words:
-            x = tf.reshape(tf.matmul(tf.one_hot(tf.reshape(ids, [-1]), 10), words), [2, 4, 4])
-        else:
-            x = tf.nn.embedding_lookup(words, ids)
-        x += tf.reshape(tf.matmul(tf.one_hot(tf.reshape(types, [-1]), 2), type_table), [2, 4, 4])
+
+        def lookup(table, table_ids, depth):
+            if use_tpu:
+                one_hot = tf.one_hot(tf.reshape(table_ids, [-1]), depth)
+                return tf.reshape(tf.matmul(one_hot, table), [2, 4, 4])
+            return tf.nn.embedding_lookup(table, table_ids)
+
+        x = lookup(words, ids, 10) + lookup(type_table, types, 2)
         x += tf.reshape(tf.slice(positions, [0, 0], [4, -1]), [1, 4, 4])
         hidden = tf.tanh(x)
         if tied_decoder:
             logits = tf.matmul(tf.reshape(hidden, [-1, 4]), words, transpose_b=True)
         else:
             logits = tf.matmul(hidden[:, 0], v1.get_variable("output_weights", [4, 3]))
-        loss = tf.reduce_sum(tf.square(logits))
+        loss = 3.0 * tf.reduce_sum(tf.square(logits))
         tables = [words, type_table, positions]
-        grads = v1.gradients(loss, tables)
-        return {t.op.name: type(g).__name__ for t, g in zip(tables, grads)}
+        grads = v1.gradients(loss, v1.trainable_variables())
+        _, norm = v1.clip_by_global_norm(grads, 1.0)
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            values, norm_value = session.run([grads, norm])
+    occurrence_sq = dense_sq = 0.0
+    for value in values:
+        if hasattr(value, "indices"):  # IndexedSlicesValue: one row per token occurrence
+            rows = value.values.astype(np.float64)
+            occurrence_sq += float((rows ** 2).sum())
+            summed = np.zeros(value.dense_shape)
+            np.add.at(summed, value.indices, rows)
+            dense_sq += float((summed ** 2).sum())
+        else:
+            occurrence_sq += float((value.astype(np.float64) ** 2).sum())
+            dense_sq += float((value.astype(np.float64) ** 2).sum())
+    types_by_table = {t.op.name: type(g).__name__ for t, g in zip(tables, grads[:3])}
+    return (types_by_table, float(norm_value), float(np.sqrt(occurrence_sq)),
+            float(np.sqrt(dense_sq)))
 
 
-def test_tf1_hands_indexed_slices_only_for_the_untied_word_table():
-    assert tf1_gradient_types(tied_decoder=False) == {
-        "word_embeddings": "IndexedSlices", "token_type_embeddings": "SymbolicTensor",
-        "position_embeddings": "SymbolicTensor"}
-    # Pretraining: the MLM decoder reads the table densely; TF1 sums both into one Tensor.
-    assert set(tf1_gradient_types(tied_decoder=True).values()) == {"SymbolicTensor"}
-    # --use_tpu looks words up by one-hot matmul.
-    assert set(tf1_gradient_types(tied_decoder=False, one_hot_words=True).values()) == {
-        "SymbolicTensor"}
+def test_tf1_counts_gathered_rows_per_occurrence_off_tpu():
+    """Off TPU the original gathers the word and the token-type table: both gradients are
+    IndexedSlices, and clip_by_global_norm's norm counts their rows one per occurrence."""
+    types, norm, per_occurrence, dense = tf1_witness(tied_decoder=False)
+    assert types == {"word_embeddings": "IndexedSlices", "token_type_embeddings": "IndexedSlices",
+                     "position_embeddings": "SymbolicTensor"}
+    assert norm == pytest.approx(per_occurrence, rel=1e-6)
+    assert abs(dense / norm - 1) > 1e-3, (norm, dense)  # repeated ids: the counts differ
+    # Pretraining: the MLM decoder reads the word table densely; TF1 sums both into one
+    # Tensor. The token-type table is still read by the lookup alone.
+    types, norm, per_occurrence, dense = tf1_witness(tied_decoder=True)
+    assert types == {"word_embeddings": "SymbolicTensor", "token_type_embeddings": "IndexedSlices",
+                     "position_embeddings": "SymbolicTensor"}
+    assert norm == pytest.approx(per_occurrence, rel=1e-6)
+    assert abs(dense / norm - 1) > 1e-3, (norm, dense)
+
+
+def test_tf1_on_tpu_every_table_is_dense():
+    """--use_tpu looks both tables up by one-hot matmul: nothing counts per occurrence."""
+    types, norm, _, dense = tf1_witness(tied_decoder=False, use_tpu=True)
+    assert set(types.values()) == {"SymbolicTensor"}
+    assert norm == pytest.approx(dense, rel=1e-6)
 
 
 # ----- the models and their fixed batches -----
@@ -238,37 +277,124 @@ def assert_matches(run, expected):
         np.testing.assert_allclose(value, expected_weights[path], atol=1e-5, rtol=0, err_msg=path)
 
 
+WORDS, TYPES = "embeddings/word_embeddings", "embeddings/token_type_embeddings"
+# What the original counts per occurrence off TPU (Q35): every table it gathers, less the
+# word table where the tied MLM decoder densifies its gradient.
+ORIGINAL_TABLES = {"classifier": ("word_embeddings", "token_type_embeddings"),
+                   "pretrainer": ("token_type_embeddings",)}
+
+
 @pytest.mark.parametrize("optimizer", ["lamb", "adamw"])
-def test_classifier_counts_word_rows_per_occurrence(tmp_path_factory, optimizer):
-    """Fine-tuning: 10 steps equal the reference with word_embeddings per occurrence."""
+def test_classifier_counts_word_and_type_rows_per_occurrence(tmp_path_factory, optimizer):
+    """Fine-tuning: 10 steps equal the reference with the word and the token-type table
+    counted per occurrence."""
     run = trained("classifier", optimizer, "original", tmp_path_factory)
-    assert run[0] == ["embeddings/word_embeddings"]
-    assert_matches(run, reference("classifier", optimizer, ("word_embeddings",)))
+    assert run[0] == [WORDS, TYPES]
+    assert_matches(run, reference("classifier", optimizer, ORIGINAL_TABLES["classifier"]))
 
 
-def test_classifier_dense_mode_is_another_trajectory(tmp_path_factory):
-    original = trained("classifier", "lamb", "original", tmp_path_factory)
-    dense = trained("classifier", "lamb", "dense", tmp_path_factory)
+@pytest.mark.parametrize("optimizer", ["lamb", "adamw"])
+def test_pretrainer_counts_type_rows_per_occurrence(tmp_path_factory, optimizer):
+    """Pretraining: the tied decoder makes the word gradient dense (as TF1's), the
+    token-type table still counts per occurrence; 10 steps equal that reference."""
+    run = trained("pretrainer", optimizer, "original", tmp_path_factory)
+    assert run[0] == [TYPES]
+    assert_matches(run, reference("pretrainer", optimizer, ORIGINAL_TABLES["pretrainer"]))
+
+
+@pytest.mark.parametrize("case", ["classifier", "pretrainer"])
+def test_dense_mode_is_another_trajectory(tmp_path_factory, case):
+    original = trained(case, "lamb", "original", tmp_path_factory)
+    dense = trained(case, "lamb", "dense", tmp_path_factory)
     assert dense[0] == []
-    assert_matches(dense, reference("classifier", "lamb", ()))
+    assert_matches(dense, reference(case, "lamb", ()))
     assert abs(dense[1][0] / original[1][0] - 1) > 0.01, (original[1][0], dense[1][0])
     assert max(np.abs(dense[2][p] - original[2][p]).max() for p in original[2]) > 1e-4
 
 
-@pytest.mark.parametrize("optimizer", ["lamb", "adamw"])
-def test_pretrainer_original_norm_is_the_dense_norm(tmp_path_factory, optimizer):
-    """Pretraining: the tied decoder makes TF1's word gradient dense — "original" counts
-    nothing per occurrence and follows the dense reference."""
-    run = trained("pretrainer", optimizer, "original", tmp_path_factory)
-    assert run[0] == []
-    assert_matches(run, reference("pretrainer", optimizer, ()))
+def first_batch(batches_fn):
+    """The first BATCH examples of `batches_fn()`: the trainer's first step."""
+    features, labels = batches_fn()
+    return ({k: v[:BATCH] for k, v in features.items()},
+            {k: v[:BATCH] for k, v in labels.items()})
 
 
-def test_accumulated_micro_batches_count_every_occurrence(tmp_path_factory):
+def expanded_gradients(case: str, tables: tuple[str, ...]) -> tuple[dict[str, np.ndarray],
+                                                                     np.ndarray]:
+    """Gradients of the first batch's loss at `initial_weights(case)`, with every table in
+    `tables` given one row per token occurrence: the table is replaced by its rows gathered
+    at the batch's ids (in NumPy) and the model reads row k at token k. The forward numbers
+    are the same; the (dense) gradient row k is then the gradient at occurrence k alone,
+    which is what TF1's IndexedSlices hold. Returns (float64 gradient by table name or path,
+    the batch's token-type ids)."""
+    model_fn, objective_fn, batches_fn = CASES[case]
+    features, labels = first_batch(batches_fn)
+    ids, types = features["input_word_ids"], features["input_type_ids"]
+    occurrence = np.arange(ids.size, dtype="int32").reshape(ids.shape)
+    overrides, inputs = {}, dict(features)
+    if "word_embeddings" in tables:
+        overrides["vocab_size"] = ids.size
+        inputs["input_word_ids"] = occurrence
+    if "token_type_embeddings" in tables:
+        overrides["type_vocab_size"] = ids.size
+        inputs["input_type_ids"] = occurrence
+    small = model_fn()
+    small.set_weights(initial_weights(case))
+    big = {"classifier": lambda: AlbertClassifier(tiny_config(**overrides), 3, dropout_rate=0.0),
+           "pretrainer": lambda: AlbertPretrainer(tiny_config(**overrides))}[case]()
+    for source, target in zip(small.weights, big.weights):
+        assert source.path == target.path
+        name = source.path.rsplit("/", 1)[-1]
+        value = source.numpy()
+        if name in tables:
+            value = value[(ids if name == "word_embeddings" else types).reshape(-1)]
+        target.assign(value)
+    objective = objective_fn()
+    batch_labels = {k: tf.constant(v) for k, v in labels.items()}
+    with tf.GradientTape() as tape:
+        loss = objective.loss(batch_labels, big(inputs, training=True),
+                              objective.normalizers(batch_labels))
+    variables = big.trainable_variables
+    grads = tape.gradient(loss, variables)
+    return {v.path: tf.convert_to_tensor(g).numpy().astype(np.float64)
+            for v, g in zip(variables, grads)}, types
+
+
+@pytest.mark.parametrize("case", ["classifier", "pretrainer"])
+def test_first_norm_equals_an_independent_per_occurrence_count(tmp_path_factory, case):
+    """The first logged global norm (initial weights) is sqrt(Σ‖g‖² of the dense-counted
+    gradients + Σ over token occurrences of ‖row‖² of the gathered tables), with the rows
+    computed independently of IndexedSlices; the dense run logs the summed-table norm."""
+    tables = ORIGINAL_TABLES[case]
+    grads, types = expanded_gradients(case, tables)
+    dense_part = sum((g ** 2).sum() for path, g in grads.items()
+                     if path.rsplit("/", 1)[-1] not in tables)
+    rows_part = sum((grads[f"embeddings/{t}"] ** 2).sum() for t in tables)
+    # The original's dense norm: rows of one token-type summed (and, for the classifier,
+    # rows of one word piece).
+    _, _, batches_fn = CASES[case]
+    ids = first_batch(batches_fn)[0]["input_word_ids"].reshape(-1)
+    summed_part = 0.0
+    for table in tables:
+        rows = grads[f"embeddings/{table}"]
+        keys = ids if table == "word_embeddings" else types.reshape(-1)
+        summed = np.zeros((keys.max() + 1, rows.shape[1]))
+        np.add.at(summed, keys, rows)
+        summed_part += (summed ** 2).sum()
+    assert len(np.unique(types)) < types.size and len(np.unique(ids)) < ids.size
+    original = trained(case, "lamb", "original", tmp_path_factory)[1][0]
+    dense = trained(case, "lamb", "dense", tmp_path_factory)[1][0]
+    assert original == pytest.approx(np.sqrt(dense_part + rows_part), rel=1e-5)
+    assert dense == pytest.approx(np.sqrt(dense_part + summed_part), rel=1e-5)
+    assert original > 1.0 and abs(dense / original - 1) > 0.01, (original, dense)
+
+
+@pytest.mark.parametrize("case", ["classifier", "pretrainer"])
+def test_accumulated_micro_batches_count_every_occurrence(tmp_path_factory, case):
     """k = 2 micro-batches give the one-batch per-occurrence norm at every step."""
-    one = trained("classifier", "lamb", "original", tmp_path_factory)
-    two = trained("classifier", "lamb", "original", tmp_path_factory,
-                  gradient_accumulation_steps=2)
+    one = trained(case, "lamb", "original", tmp_path_factory)
+    two = trained(case, "lamb", "original", tmp_path_factory, gradient_accumulation_steps=2)
+    assert two[0] == one[0]
     np.testing.assert_allclose(two[1], one[1], rtol=1e-5)
 
 
@@ -281,21 +407,25 @@ def test_float16_loss_scaling_logs_and_clips_with_the_unscaled_norm(tmp_path_fac
     np.testing.assert_allclose(half[1], one[1], rtol=2e-3)
 
 
-def test_two_replicas_count_every_occurrence(tmp_path_factory, mirrored_parity):
+@pytest.mark.parametrize("case", ["classifier", "pretrainer"])
+def test_two_replicas_count_every_occurrence(tmp_path_factory, mirrored_parity, case):
     """2-replica MirroredStrategy (subprocess): the one-device per-occurrence norms."""
-    one = trained("classifier", "lamb", "original", tmp_path_factory)
-    np.testing.assert_allclose(mirrored_parity["classifier_norms"], one[1], rtol=1e-5)
+    one = trained(case, "lamb", "original", tmp_path_factory)
+    np.testing.assert_allclose(mirrored_parity[f"{case}_norms"], one[1], rtol=1e-5)
 
 
 def test_tpu_lookups_and_dense_mode_count_nothing_per_occurrence():
-    rows = tf.IndexedSlices(tf.ones((3, 2)), tf.constant([1, 1, 4]), tf.constant([6, 2]))
-    table = keras.Variable(np.zeros((6, 2), "float32"), name="word_embeddings")
-    other = keras.Variable(np.zeros((6, 2), "float32"), name="token_type_embeddings")
-    assert OccurrenceNormRule("original").counts_per_occurrence(rows, table)
+    rows = tf.IndexedSlices(tf.ones((3, 2)), tf.constant([1, 1, 0]), tf.constant([6, 2]))
+    words = keras.Variable(np.zeros((6, 2), "float32"), name="word_embeddings")
+    types = keras.Variable(np.zeros((6, 2), "float32"), name="token_type_embeddings")
+    other = keras.Variable(np.zeros((6, 2), "float32"), name="position_embeddings")
+    for table in (words, types):
+        assert OccurrenceNormRule("original").counts_per_occurrence(rows, table)
+        assert not OccurrenceNormRule("original", one_hot_lookups=True).counts_per_occurrence(
+            rows, table)
+        assert not OccurrenceNormRule("dense").counts_per_occurrence(rows, table)
     assert not OccurrenceNormRule("original").counts_per_occurrence(rows, other)
-    assert not OccurrenceNormRule("original", one_hot_lookups=True).counts_per_occurrence(rows, table)
-    assert not OccurrenceNormRule("dense").counts_per_occurrence(rows, table)
-    dense, square_sum, flags = OccurrenceNormRule("original").split([rows], [table])
+    dense, square_sum, flags = OccurrenceNormRule("original").split([rows], [types])
     assert flags == [True] and float(square_sum) == 6.0  # 3 rows of ‖(1, 1)‖² = 2
     np.testing.assert_array_equal(dense[0].numpy()[1], [2.0, 2.0])  # dense norm² would be 10
     with pytest.raises(ValueError, match="original, dense"):

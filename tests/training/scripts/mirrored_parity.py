@@ -1,7 +1,8 @@
 """Subprocess body of the MirroredStrategy parity tests: 2 logical CPUs, 10 steps each.
 
 Prints one JSON line {"one_device": [losses], "mirrored": [losses], "weights_max_diff": x,
-"classifier_norms": [per-step global norms of test_clipping's classifier on 2 replicas]}.
+"classifier_norms" / "pretrainer_norms": [per-step global norms of test_clipping's classifier /
+pretrainer on 2 replicas]}.
 Run as `python -m tests.training.scripts.mirrored_parity` from the repository root.
 """
 
@@ -42,9 +43,13 @@ def main():
         mirrored, _, final_mirrored = run(mirrored_strategy, os.path.join(tmp, "two"), initial)
         _, classifier_norms = train_clipping_case("classifier", "lamb", "original",
                                                   os.path.join(tmp, "clip"), mirrored_strategy)
+        _, pretrainer_norms = train_clipping_case("pretrainer", "lamb", "original",
+                                                  os.path.join(tmp, "clip_pretrainer"),
+                                                  mirrored_strategy)
     diff = max(float(np.max(np.abs(a - b))) for a, b in zip(final_single, final_mirrored))
     print(json.dumps({"one_device": single, "mirrored": mirrored, "weights_max_diff": diff,
-                      "classifier_norms": classifier_norms}))
+                      "classifier_norms": classifier_norms,
+                      "pretrainer_norms": pretrainer_norms}))
 
 
 if __name__ == "__main__":
