@@ -45,7 +45,7 @@ class LoopConfig:
 
     `train_batch_size` is the global batch of one optimizer step; with
     `gradient_accumulation_steps` = k it is computed as k micro-batches per replica.
-    `clip_norm_mode`: "original" counts the word-embedding gradient per token occurrence
+    `clip_norm_mode`: "original" counts the embedding-lookup gradients per token occurrence
     where the original does (Q35), "dense" uses the summed gradient's norm.
     `recompute_grad`: recompute each transformer block's activations in the backward pass
     (less memory, more time) in every layer of the model that offers it.
