@@ -151,15 +151,17 @@ def write_hf_directory(path: str, config: Mapping[str, Any], tensors: Mapping[st
     The files are written in a staging directory and moved into `path` when all are complete
     (`atomic_directory`'s merge), so a failure leaves `path` as it was.
     """
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
 
     output = atomic_directory(path, existing="merge")
     with output as staging:
         with open(os.path.join(staging, CONFIG_FILE), "w", encoding="utf-8") as f:
             f.write(json.dumps(dict(config), indent=2, sort_keys=True) + "\n")
         arrays = {name: np.ascontiguousarray(value) for name, value in tensors.items()}
-        # "format": "pt" is what transformers expects of a PyTorch-model file.
-        save_file(arrays, os.path.join(staging, SAFETENSORS_FILE), metadata={"format": "pt"})
+        # "format": "pt" is what transformers expects of a PyTorch-model file. Bytes through a
+        # plain open(): safetensors' save_file creates its file 0600 whatever the umask.
+        with open(os.path.join(staging, SAFETENSORS_FILE), "wb") as f:
+            f.write(save(arrays, metadata={"format": "pt"}))
         if spm_model_file:
             shutil.copyfile(spm_model_file, os.path.join(staging, SPM_FILE))  # umask's mode
         for stale in WEIGHT_FILES:  # weights of an earlier save would shadow ours
