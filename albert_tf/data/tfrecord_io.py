@@ -96,7 +96,8 @@ def frame_records(records: Sequence[bytes]) -> bytes:
 
 
 class AtomicTFRecordWriter:
-    """Writes a TFRecord file under a temporary name and renames it on `close()`.
+    """Writes a TFRecord file under a temporary name and renames it on `close()` (`atomic_file`:
+    the umask's modes; gs:// paths too).
 
     A crash or an exception inside `with` leaves no partial file at `path`.
 
