@@ -235,8 +235,10 @@ def generate(input_file: str, output_files: Sequence[str], tokenizer: FullTokeni
 
 def _write(output_files: Sequence[str], records: list[bytes]) -> list[int]:
     """Round-robin over the outputs, as the original; all-or-nothing."""
-    writers = [AtomicTFRecordWriter(path) for path in output_files]
+    writers: list[AtomicTFRecordWriter] = []
     try:
+        for path in output_files:  # a failure to open the k-th removes the first k-1 too
+            writers.append(AtomicTFRecordWriter(path))
         for i, writer in enumerate(writers):
             writer.write_many(records[i::len(writers)])
     except BaseException:
