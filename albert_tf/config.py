@@ -12,8 +12,9 @@ from __future__ import annotations
 import copy
 import json
 import os
-import tempfile
 from typing import Any, Mapping
+
+from albert_tf.atomic_files import atomic_file
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
 
@@ -198,17 +199,8 @@ class AlbertConfig:
 
     def to_json_file(self, path: str | os.PathLike) -> None:
         """Writes the JSON atomically (temporary file, then rename)."""
-        path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".albert_config.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(self.to_json_string())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            raise
+        with atomic_file(path) as f:
+            f.write(self.to_json_string())
 
     def copy(self, **overrides: Any) -> "AlbertConfig":
         """A validated copy with some fields replaced."""

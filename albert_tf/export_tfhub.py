@@ -27,8 +27,6 @@ from __future__ import annotations
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 import os
-import shutil
-import tempfile
 
 import keras
 import numpy as np
@@ -37,6 +35,7 @@ from absl import app, flags, logging
 
 from albert_tf import cli
 from albert_tf import checkpoints
+from albert_tf.atomic_files import atomic_directory
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.export.encoder_export import save_encoder_export
 from albert_tf.export.preprocessing import save_preprocessing_export
@@ -85,17 +84,11 @@ class ExportError(RuntimeError):
 
 
 def _staged(destination: str):
-    """A temporary sibling directory of `destination`, refused if the destination exists."""
-    destination = os.path.abspath(destination)
+    """A temporary sibling directory of `destination` (`atomic_directory`), renamed into place
+    when its block ends; refused if the destination exists."""
     if tf.io.gfile.exists(destination):
-        raise ExportError(f"{destination}: already exists; choose a new export path")
-    parent = os.path.dirname(destination)
-    os.makedirs(parent, exist_ok=True)
-    return tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(destination)}.tmp-")
-
-
-def _publish(staging: str, destination: str) -> None:
-    os.replace(staging, os.path.abspath(destination))
+        raise ExportError(f"{os.path.abspath(destination)}: already exists; choose a new export path")
+    return atomic_directory(destination, existing="refuse")
 
 
 def _check_inputs(vocab_size: int) -> dict[str, np.ndarray]:
@@ -162,17 +155,13 @@ def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: st
     else:
         logging.warning("No --checkpoint: exporting randomly initialised weights")
     tolerance = TOLERANCE if dtype == "float32" else BF16_TOLERANCE
-    staging = _staged(export_path)
-    try:
+    with _staged(export_path) as staging:
         save_encoder_export(pretrainer.encoder, staging, spm_model_file, do_lower_case,
                             pretrainer if with_mlm else None)
         diff = _check_encoder_export(staging, pretrainer, with_mlm)
         if not diff <= tolerance:
             raise ExportError(f"{export_path}: reloaded export differs from the model by {diff:.3g}"
                               + (" (relative)" if dtype != "float32" else ""))
-        _publish(staging, export_path)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     logging.info("Encoder export (%s) written to %s (max reload difference %.2g%s)", dtype,
                  export_path, diff, ", relative" if dtype != "float32" else "")
     return export_path
@@ -180,16 +169,12 @@ def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: st
 
 def export_preprocessing(spm_model_file: str, export_path: str, do_lower_case: bool, seq_length: int) -> str:
     """Writes and verifies the preprocessing export."""
-    staging = _staged(export_path)
-    try:
+    with _staged(export_path) as staging:
         save_preprocessing_export(spm_model_file, staging, do_lower_case, seq_length)
         packed = tf.saved_model.load(staging)(tf.constant(["export check"]))
         if tuple(packed["input_word_ids"].shape) != (1, seq_length):
             raise ExportError(f"{export_path}: preprocessing export gives shape "
                               f"{packed['input_word_ids'].shape}, expected (1, {seq_length})")
-        _publish(staging, export_path)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     logging.info("Preprocessing export written to %s", export_path)
     return export_path
 
@@ -240,7 +225,7 @@ def main(argv: list[str]) -> None:
         if FLAGS.preprocess_export_path:
             export_preprocessing(spm_model_file, FLAGS.preprocess_export_path,
                                  FLAGS.do_lower_case, FLAGS.seq_length)
-    except (ConfigError, ExportError, ValueError, FileNotFoundError) as e:
+    except (ConfigError, ExportError, ValueError, FileNotFoundError, FileExistsError) as e:
         # CheckpointMismatchError and the config-source errors are ValueErrors.
         raise SystemExit(f"export_tfhub: {e}") from None
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 import os
-import tempfile
 from collections import defaultdict
 
 import tensorflow as tf
 from absl import app, flags
 
 from albert_tf import cli
+from albert_tf.atomic_files import atomic_file
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("event_dir", None, "Directory holding TensorBoard event files (searched recursively).")
@@ -70,13 +70,9 @@ def plot(scalars: dict, tags: list[str], output: str, title: str = "") -> list[s
     if title:
         figure.suptitle(title)
     figure.tight_layout()
-    directory = os.path.dirname(os.path.abspath(output))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".png")
-    os.close(fd)
-    figure.savefig(tmp, dpi=110)
+    with atomic_file(output, "wb") as f:
+        figure.savefig(f, format="png", dpi=110)
     plt.close(figure)
-    os.replace(tmp, output)
     return found
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -26,6 +25,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf import hf_config
+from albert_tf.atomic_files import atomic_directory
 from albert_tf.checkpoints import hf_files, hf_names
 from albert_tf.checkpoints.hf import (hf_class_for, hf_tensors, read_hf_model_config,
                                       save_hf_checkpoint)
@@ -189,18 +189,6 @@ def build_model(head: str, config: AlbertConfig, num_classes: int = 2) -> Any:
     return model
 
 
-def _stage(output: str) -> str:
-    output = os.path.abspath(output)
-    os.makedirs(os.path.dirname(output), exist_ok=True)
-    return tempfile.mkdtemp(dir=os.path.dirname(output), prefix=f".{os.path.basename(output)}.tmp-")
-
-
-def _publish(staging: str, output: str) -> None:
-    os.makedirs(output, exist_ok=True)
-    for name in os.listdir(staging):
-        os.replace(os.path.join(staging, name), os.path.join(output, name))
-
-
 def _write_original(model: Any, config: AlbertConfig, restored: set[int], directory: str,
                     global_step: int | None) -> int:
     if config.hidden_act.lower() not in ("gelu", "relu", "tanh", "linear"):
@@ -266,8 +254,7 @@ def convert_checkpoint(input_path: str, output: str, to: str,
     restored = {id(report.targets[n]) for n in report.restored}
     if kind == "hf" and not spm_model_file:
         spm_model_file = hf_files.spm_model_of(input_path)
-    staging = _stage(output)
-    try:
+    with atomic_directory(output, existing="merge") as staging:
         if to == "original":
             written = _write_original(model, config, restored, staging, global_step)
         elif to == "keras":
@@ -275,10 +262,7 @@ def convert_checkpoint(input_path: str, output: str, to: str,
         else:
             written = _write_hf(model, head, staging, spm_model_file)
         if spm_model_file and to != "hf":
-            shutil.copyfile(spm_model_file, os.path.join(staging, SPM_FILE))
-        _publish(staging, output)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            shutil.copyfile(spm_model_file, os.path.join(staging, SPM_FILE))  # umask's mode
     logging.info("Converted %s (%s, %s) to %s: %s", input_path, kind, head, to, output)
     return ConversionResult(kind, to, head, os.path.abspath(output), report, written)
 

@@ -13,11 +13,11 @@ import json
 import os
 import shutil
 import struct
-import tempfile
 from typing import Any, Mapping
 
 import numpy as np
 
+from albert_tf.atomic_files import atomic_directory
 from albert_tf.checkpoints.report import CheckpointFileError
 
 CONFIG_FILE = "config.json"
@@ -148,29 +148,23 @@ def write_hf_directory(path: str, config: Mapping[str, Any], tensors: Mapping[st
                        spm_model_file: str | None = None) -> str:
     """Writes config.json + model.safetensors (+ spiece.model) into `path`, atomically per file.
 
-    The files are written in a staging directory beside `path` and moved in when all are
-    complete, so a failure leaves `path` as it was.
+    The files are written in a staging directory and moved into `path` when all are complete
+    (`atomic_directory`'s merge), so a failure leaves `path` as it was.
     """
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
 
-    path = os.path.abspath(os.fspath(path))
-    parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(path)}.tmp-")
-    try:
+    output = atomic_directory(path, existing="merge")
+    with output as staging:
         with open(os.path.join(staging, CONFIG_FILE), "w", encoding="utf-8") as f:
             f.write(json.dumps(dict(config), indent=2, sort_keys=True) + "\n")
         arrays = {name: np.ascontiguousarray(value) for name, value in tensors.items()}
-        # "format": "pt" is what transformers expects of a PyTorch-model file.
-        save_file(arrays, os.path.join(staging, SAFETENSORS_FILE), metadata={"format": "pt"})
+        # "format": "pt" is what transformers expects of a PyTorch-model file. Bytes through a
+        # plain open(): safetensors' save_file creates its file 0600 whatever the umask.
+        with open(os.path.join(staging, SAFETENSORS_FILE), "wb") as f:
+            f.write(save(arrays, metadata={"format": "pt"}))
         if spm_model_file:
-            shutil.copyfile(spm_model_file, os.path.join(staging, SPM_FILE))
-        os.makedirs(path, exist_ok=True)
+            shutil.copyfile(spm_model_file, os.path.join(staging, SPM_FILE))  # umask's mode
         for stale in WEIGHT_FILES:  # weights of an earlier save would shadow ours
-            if stale != SAFETENSORS_FILE and os.path.exists(os.path.join(path, stale)):
-                os.remove(os.path.join(path, stale))
-        for name in os.listdir(staging):
-            os.replace(os.path.join(staging, name), os.path.join(path, name))
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return path
+            if stale != SAFETENSORS_FILE and os.path.exists(os.path.join(output.target, stale)):
+                os.remove(os.path.join(output.target, stale))
+    return output.target

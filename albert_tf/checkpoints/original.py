@@ -9,14 +9,13 @@ caller allows it.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from typing import Any, Sequence
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.atomic_files import atomic_directory, atomic_file
 from albert_tf.checkpoints.model_parts import HEAD_PARTS, check_built, part_owners, resolve
 from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport, compare, matches
 
@@ -176,14 +175,13 @@ def save_original_checkpoint(model: Any, path: str, global_step: int | None = No
 def write_name_based_checkpoint(values: dict[str, np.ndarray], path: str) -> str:
     """Writes arrays under the given TF1 names with a TF1 Saver (V2 format).
 
-    Files are written in a temporary directory and moved into place when complete, and
-    the directory's `checkpoint` state file then points at the new prefix.
+    Files are written in a staging directory and moved into place when complete
+    (`atomic_directory`'s merge), and the directory's `checkpoint` state file then points at
+    the new prefix.
     """
     path = os.path.abspath(os.fspath(path))
     directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    staging = tempfile.mkdtemp(dir=directory, prefix=".ckpt-staging-")
-    try:
+    with atomic_directory(directory, existing="merge") as staging:
         prefix = os.path.join(staging, os.path.basename(path))
         graph = tf.Graph()
         with graph.as_default():
@@ -198,10 +196,6 @@ def write_name_based_checkpoint(values: dict[str, np.ndarray], path: str) -> str
             with tf.compat.v1.Session(graph=graph) as session:
                 session.run(tf.compat.v1.global_variables_initializer(), feed_dict=feeds)
                 saver.save(session, prefix, write_meta_graph=False, write_state=False)
-        for filename in os.listdir(staging):
-            os.replace(os.path.join(staging, filename), os.path.join(directory, filename))
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     _write_checkpoint_state(directory, path)
     return path
 
@@ -210,7 +204,5 @@ def _write_checkpoint_state(directory: str, prefix: str) -> None:
     """Points the directory's `checkpoint` file at `prefix`, as the original's Saver does."""
     state = f'model_checkpoint_path: "{os.path.basename(prefix)}"\n' \
             f'all_model_checkpoint_paths: "{os.path.basename(prefix)}"\n'
-    tmp = os.path.join(directory, ".checkpoint.tmp")
-    with open(tmp, "w") as f:
+    with atomic_file(os.path.join(directory, "checkpoint")) as f:
         f.write(state)
-    os.replace(tmp, os.path.join(directory, "checkpoint"))

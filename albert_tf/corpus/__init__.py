@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tempfile
 
+from albert_tf.atomic_files import atomic_file
 from albert_tf.corpus.documents import read_documents
 from albert_tf.corpus.stdlib_text import iter_documents
-from albert_tf.data.tfrecord_io import publish
 
 __all__ = ["CorpusStats", "build_corpus", "iter_documents", "read_documents", "tiny_assets",
            "train_tiny_spm"]
@@ -41,25 +40,17 @@ def build_corpus(path: str, max_documents: int | None = None) -> CorpusStats:
       path: output text file.
       max_documents: keep only the first N documents (smaller, faster test corpora).
     """
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
     documents = sentences = words = 0
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            for _, doc in iter_documents():
-                if max_documents is not None and documents >= max_documents:
-                    break
-                if documents:
-                    out.write("\n")
-                out.write("\n".join(doc) + "\n")
-                documents += 1
-                sentences += len(doc)
-                words += sum(len(s.split()) for s in doc)
-        publish(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_file(path) as out:
+        for _, doc in iter_documents():
+            if max_documents is not None and documents >= max_documents:
+                break
+            if documents:
+                out.write("\n")
+            out.write("\n".join(doc) + "\n")
+            documents += 1
+            sentences += len(doc)
+            words += sum(len(s.split()) for s in doc)
     return CorpusStats(path, documents, sentences, words)
 
 

@@ -17,22 +17,21 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
-import os
 import random
 import sys
-import tempfile
 import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from albert_tf.atomic_files import atomic_file
 from albert_tf.data import features as F
 from albert_tf.data.documents import (InputError, InputStats, LineTokenizer, TokenizedCorpus, assemble,
                                       expand_input_patterns, read_lines)
 from albert_tf.data.example_codec import encode_examples
 from albert_tf.data.instances import SENTENCE_TASKS, PairBuilder, pack_pairs
 from albert_tf.data.masking import SIDECAR_SUFFIX, MaskingOptions, mask_batch, token_boundary
-from albert_tf.data.tfrecord_io import AtomicTFRecordWriter, publish
+from albert_tf.data.tfrecord_io import AtomicTFRecordWriter
 from albert_tf.tokenization import FullTokenizer
 
 BLOCK_DOCUMENTS = 16  # documents per random-stream block (part of the output's definition)
@@ -236,8 +235,10 @@ def generate(input_file: str, output_files: Sequence[str], tokenizer: FullTokeni
 
 def _write(output_files: Sequence[str], records: list[bytes]) -> list[int]:
     """Round-robin over the outputs, as the original; all-or-nothing."""
-    writers = [AtomicTFRecordWriter(path) for path in output_files]
+    writers: list[AtomicTFRecordWriter] = []
     try:
+        for path in output_files:  # a failure to open the k-th removes the first k-1 too
+            writers.append(AtomicTFRecordWriter(path))
         for i, writer in enumerate(writers):
             writer.write_many(records[i::len(writers)])
     except BaseException:
@@ -275,9 +276,6 @@ def _write_summaries(output_files: Sequence[str], result: GenerationResult, opti
             "flags": flags_used,
             "seconds": round(result.seconds, 2),
         }
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".json.tmp", dir=directory)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with atomic_file(path + SIDECAR_SUFFIX) as f:
             json.dump(summary, f, indent=2, sort_keys=True)
             f.write("\n")
-        publish(tmp, path + SIDECAR_SUFFIX)

@@ -11,11 +11,11 @@ term that depends only on the length. Tested against a bitwise reference and TF'
 
 from __future__ import annotations
 
-import os
-import tempfile
 from typing import BinaryIO, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
+
+from albert_tf.atomic_files import atomic_file
 
 _POLY = 0x82F63B78  # Castagnoli polynomial, bit-reflected
 _MASK_DELTA = 0xA282EAD8
@@ -95,17 +95,9 @@ def frame_records(records: Sequence[bytes]) -> bytes:
     return b"".join(parts)
 
 
-def publish(tmp_path: str, path: str) -> None:
-    """Renames a completed temporary file to `path` with the usual permissions (umask applied;
-    mkstemp creates files readable by the owner only)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp_path, 0o666 & ~umask)
-    os.replace(tmp_path, path)
-
-
 class AtomicTFRecordWriter:
-    """Writes a TFRecord file under a temporary name and renames it on `close()`.
+    """Writes a TFRecord file under a temporary name and renames it on `close()` (`atomic_file`:
+    the umask's modes; gs:// paths too).
 
     A crash or an exception inside `with` leaves no partial file at `path`.
 
@@ -116,25 +108,19 @@ class AtomicTFRecordWriter:
 
     def __init__(self, path: str):
         self.path = path
-        directory = os.path.dirname(os.path.abspath(path))
-        os.makedirs(directory, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-        self._file = os.fdopen(fd, "wb")
+        self._output = atomic_file(path, "wb")
         self.count = 0
 
     def write_many(self, records: Iterable[bytes]) -> None:
         records = list(records)
-        self._file.write(frame_records(records))
+        self._output.stream.write(frame_records(records))
         self.count += len(records)
 
     def close(self) -> None:
-        self._file.close()
-        publish(self._tmp, self.path)
+        self._output.commit()
 
     def abort(self) -> None:
-        self._file.close()
-        if os.path.exists(self._tmp):
-            os.remove(self._tmp)
+        self._output.discard()
 
     def __enter__(self) -> "AtomicTFRecordWriter":
         return self

@@ -19,6 +19,7 @@ import subprocess
 import sys
 from typing import Callable
 
+from albert_tf.atomic_files import atomic_file
 from albert_tf.data.instances import SENTENCE_TASKS
 from albert_tf.experiments.budget import Budget
 from albert_tf.experiments.files import write_json_atomically
@@ -57,10 +58,8 @@ def split_documents(corpus: str, train_path: str, heldout_path: str, fraction: f
     heldout = set(order[:num_heldout])
     for path, keep in ((train_path, lambda i: i not in heldout), (heldout_path, heldout.__contains__)):
         chosen = [documents[i].strip("\n") for i in range(len(documents)) if keep(i)]
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
+        with atomic_file(path) as f:
             f.write("\n\n".join(chosen) + "\n")
-        os.replace(tmp, path)
     return {"train": len(documents) - num_heldout, "heldout": num_heldout}
 
 

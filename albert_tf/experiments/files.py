@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
+
+from albert_tf.atomic_files import atomic_file
 
 
 def write_text_atomically(path: str, text: str) -> None:
     """Writes `path` through a temporary name, so a reader never sees half a file."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with atomic_file(path) as f:
         f.write(text)
-    os.replace(tmp, path)
 
 
 def write_json_atomically(path: str, value: Any) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from typing import Mapping, Sequence
+
+from albert_tf.atomic_files import atomic_file
 
 PANELS = {"loss": "training loss", "masked_lm_accuracy": "masked-LM accuracy (training window)",
           "sentence_order_accuracy": "sentence-task accuracy (training window)"}
@@ -32,9 +33,7 @@ def plot_runs(curves: Mapping[str, Sequence[Mapping[str, float]]], output: str, 
     axes[0][0].legend(fontsize=7)
     figure.suptitle(title, fontsize=11)
     figure.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-    tmp = output + ".tmp.png"
-    figure.savefig(tmp, dpi=90)
+    with atomic_file(output, "wb") as f:
+        figure.savefig(f, format="png", dpi=90)
     plt.close(figure)
-    os.replace(tmp, output)
     return True

@@ -20,6 +20,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from albert_tf.export.assets import asset_copy
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 from albert_tf.models.pretrainer import AlbertPretrainer
 
@@ -108,6 +109,8 @@ def save_encoder_export(encoder: AlbertEncoder, export_path: str, spm_model_file
     with tempfile.TemporaryDirectory() as scratch:
         config_file = os.path.join(scratch, CONFIG_ASSET)
         encoder.config.to_json_file(config_file)
+        if spm_model_file:
+            spm_model_file = asset_copy(spm_model_file, scratch)
         root, signatures = build_export_object(encoder, spm_model_file, config_file, do_lower_case,
                                                pretrainer)
         tf.saved_model.save(root, os.fspath(export_path), signatures=signatures)

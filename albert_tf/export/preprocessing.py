@@ -18,8 +18,12 @@ lower=True))` + the fine-tuning feature builder:
 
 from __future__ import annotations
 
+import tempfile
+
 import tensorflow as tf
 import tensorflow_text as tf_text
+
+from albert_tf.export.assets import asset_copy
 
 SPIECE_UNDERLINE = "\u2581"
 # Python's str.split() whitespace: ASCII controls \t\n\v\f\r, \x1c-\x1f, \x85 and Unicode Z*.
@@ -176,8 +180,10 @@ def save_preprocessing_export(sp_model_file: str, export_path: str, do_lower_cas
     call.get_concrete_function(strings)
     call.get_concrete_function(strings, length)
     root.__call__ = call
-    root.sp_model_file = tf.saved_model.Asset(sp_model_file)
-    root.do_lower_case = tf.Variable(do_lower_case, trainable=False, name="do_lower_case")
-    serving = tf.function(lambda text: pre(text), input_signature=[strings])
-    tf.saved_model.save(root, export_path, signatures={"serving_default": serving.get_concrete_function()})
+    with tempfile.TemporaryDirectory() as scratch:
+        root.sp_model_file = tf.saved_model.Asset(asset_copy(sp_model_file, scratch))
+        root.do_lower_case = tf.Variable(do_lower_case, trainable=False, name="do_lower_case")
+        serving = tf.function(lambda text: pre(text), input_signature=[strings])
+        tf.saved_model.save(root, export_path,
+                            signatures={"serving_default": serving.get_concrete_function()})
     return export_path

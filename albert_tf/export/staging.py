@@ -5,24 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 from typing import Iterator
+
+from albert_tf.atomic_files import atomic_directory
 
 
 @contextlib.contextmanager
-def replaced_directory(target: str) -> Iterator[str]:
+def replaced_directory(target: str | os.PathLike) -> Iterator[str]:
     """Yields an empty directory beside `target`; when the block ends without an error it
-    replaces `target` (an older export there is removed), otherwise it is deleted."""
-    target = os.path.abspath(os.fspath(target))
-    parent = os.path.dirname(target)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.tmp-", dir=parent)
-    try:
+    replaces `target` (an older export there is removed), otherwise it is deleted. The export
+    gets the modes a plain mkdir()/open() would give (`albert_tf.atomic_files`)."""
+    with atomic_directory(target, existing="replace") as staging:
         yield staging
-        if os.path.exists(target):
-            shutil.rmtree(target)
-        os.replace(staging, target)
-    finally:
-        if os.path.exists(staging):
-            shutil.rmtree(staging, ignore_errors=True)

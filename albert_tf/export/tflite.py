@@ -14,8 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import os
-import tempfile
 import warnings
 from typing import Callable, Mapping
 
@@ -26,6 +24,7 @@ from absl import logging
 from tensorflow.python.framework.convert_to_constants import (  # no public equivalent
     convert_variables_to_constants_v2)
 
+from albert_tf.atomic_files import atomic_file
 from albert_tf.finetuning.records import FEATURE_TO_INPUT
 from albert_tf.training.choices import TFLITE_QUANTIZATIONS
 
@@ -143,15 +142,7 @@ def write_tflite(fn: tf.types.experimental.GenericFunction, path: str, quantizat
         if np.issubdtype(value.dtype, np.floating):
             logging.info("TFLite %s output %s: max |TFLite − TF| on a sample = %.3g", quantization,
                          name, float(np.max(np.abs(value - expected[name].numpy()))))
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, staging = tempfile.mkstemp(prefix=".tflite-", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as f:
-            f.write(content)
-        os.replace(staging, path)
-    finally:
-        if os.path.exists(staging):
-            os.remove(staging)
+    with atomic_file(path, "wb") as f:
+        f.write(content)
     logging.info("Wrote %s (%s, %.1f MB)", path, quantization, len(content) / 2**20)
     return path

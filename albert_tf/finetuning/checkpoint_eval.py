@@ -18,23 +18,25 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 from typing import Callable, Mapping
 
 import tensorflow as tf
 from absl import logging
+
+from albert_tf.atomic_files import atomic_file
 
 BEST_PREFIX = "model.ckpt-best"
 RESULTS_FILE = "eval_results.txt"
 STATE_FILE = "best_trial.txt"
 SEPARATOR = "-" * 40
 _NUMBERED = re.compile(r"^model\.ckpt-(\d+)\.index$")
+_COPY_CHUNK = 16 * 2**20
 
 
 def _write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp"
-    with tf.io.gfile.GFile(tmp, "w") as f:
+    with atomic_file(path) as f:
         f.write(text)
-    tf.io.gfile.rename(tmp, path, overwrite=True)
 
 
 def numbered_checkpoints(directory: str) -> list[tuple[int, str]]:
@@ -57,9 +59,9 @@ def copy_checkpoint(source: str, target: str) -> list[tuple[str, str]]:
     copied = []
     for name in sorted(files, key=lambda f: f.endswith(".index")):
         suffix = name[len(source):]
-        tmp = target + suffix + ".tmp"
-        tf.io.gfile.copy(name, tmp, overwrite=True)
-        tf.io.gfile.rename(tmp, target + suffix, overwrite=True)
+        # Copied by content: tf.io.gfile.copy would keep the source's mode, not the umask's.
+        with tf.io.gfile.GFile(name, "rb") as original, atomic_file(target + suffix, "wb") as out:
+            shutil.copyfileobj(original, out, _COPY_CHUNK)
         copied.append((name, target + suffix))
     return copied
 

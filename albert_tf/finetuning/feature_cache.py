@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from typing import Any, Callable, Mapping, Sequence
 
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.data.tfrecord_io import publish
+from albert_tf.atomic_files import atomic_file
 from albert_tf.tokenization import FullTokenizer
 
 
@@ -102,16 +100,9 @@ def read_settings(record_path: str) -> dict[str, Any] | None:
 
 def _write_settings(record_path: str, settings: Mapping[str, Any]) -> None:
     path = settings_path(record_path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(dict(settings), f, indent=2, sort_keys=True)
-            f.write("\n")
-        publish(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_file(path) as f:
+        json.dump(dict(settings), f, indent=2, sort_keys=True)
+        f.write("\n")
 
 
 def differences(stored: Mapping[str, Any], settings: Mapping[str, Any]) -> list[str]:

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 import random
-import tempfile
 from typing import Sequence
 
 from absl import logging
 
+from albert_tf.atomic_files import atomic_file
 from albert_tf.corpus.documents import read_documents
 
 MRPC_HEADER = ("Quality", "#1 ID", "#2 ID", "#1 String", "#2 String")
@@ -82,17 +82,10 @@ def make_pairs(documents: Sequence[Sequence[str]], num_pairs: int, rng: random.R
 
 
 def _write_tsv(path: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write("\t".join(header) + "\n")
-            for row in rows:
-                f.write("\t".join(str(x) for x in row) + "\n")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_file(path, newline="\n") as f:
+        f.write("\t".join(header) + "\n")
+        for row in rows:
+            f.write("\t".join(str(x) for x in row) + "\n")
 
 
 def build_corpus_task(output_dir: str, corpus_path: str | None = None, num_train: int = 8000,

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from albert_tf.atomic_files import atomic_file
 from albert_tf.glue.metrics import predictions_from_logits
 from albert_tf.glue.tasks import TASKS, GlueTask
 
@@ -25,10 +26,8 @@ SUBMISSION_FILES = tuple(f"{task.submission_name}.tsv" for task in TASKS.values(
 
 
 def _write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+    with atomic_file(path, newline="\n") as f:
         f.write(text)
-    os.replace(tmp, path)
 
 
 def prediction_strings(task: GlueTask, predictions: np.ndarray) -> list[str]:

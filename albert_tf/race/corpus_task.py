@@ -32,11 +32,11 @@ from __future__ import annotations
 import json
 import os
 import random
-import tempfile
 from typing import Any, Callable, Sequence
 
 from absl import logging
 
+from albert_tf.atomic_files import atomic_file
 from albert_tf.corpus.documents import read_documents
 from albert_tf.race.examples import ANSWER_LETTERS, LEVELS, NUM_OPTIONS
 
@@ -127,15 +127,8 @@ def make_article(documents: Documents, window: tuple[int, int], num_sentences: i
 
 
 def _write_json(path: str, value: Any) -> None:
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(value, f, ensure_ascii=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_file(path) as f:
+        json.dump(value, f, ensure_ascii=False)
 
 
 def build_race_corpus_task(output_dir: str, corpus_path: str | None = None,

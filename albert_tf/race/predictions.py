@@ -6,11 +6,11 @@ index is 0-based, as in the article's `questions` list. Written atomically.
 
 from __future__ import annotations
 
-import os
 from typing import Sequence
 
 import numpy as np
 
+from albert_tf.atomic_files import atomic_file
 from albert_tf.race.examples import ANSWER_LETTERS, RaceExample
 
 PREDICTIONS_FILE = "predictions.tsv"
@@ -29,10 +29,8 @@ def write_predictions(path: str, examples: Sequence[RaceExample], logits: np.nda
     rows = ["\t".join(HEADER)]
     rows += [f"{e.example_id}\t{e.question_index}\t{letter}"
              for e, letter in zip(examples, predicted_letters(logits))]
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+    with atomic_file(path, newline="\n") as f:
         f.write("\n".join(rows) + "\n")
-    os.replace(tmp, path)
     return path
 
 

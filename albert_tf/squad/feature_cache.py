@@ -15,12 +15,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import pickle
-import tempfile
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from albert_tf.data.tfrecord_io import publish
+from albert_tf.atomic_files import atomic_file
 from albert_tf.finetuning import feature_cache
 from albert_tf.finetuning.feature_cache import FeatureCacheError
 from albert_tf.finetuning.records import write_feature_records
@@ -57,16 +56,8 @@ def cached_train_records(path: str, settings: dict[str, Any],
 
 
 def _write_atomic_bytes(path: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        publish(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_file(path, "wb") as f:
+        f.write(data)
 
 
 def _without_arrays(feature: SquadFeature) -> SquadFeature:

@@ -21,10 +21,9 @@ import dataclasses
 import json
 import math
 import os
-import tempfile
 from typing import Any, Mapping, Sequence
 
-from albert_tf.data.tfrecord_io import publish
+from albert_tf.atomic_files import atomic_file
 from albert_tf.squad.examples import SquadExample
 from albert_tf.squad.features import SquadFeature
 
@@ -210,16 +209,8 @@ def postprocess(examples: Sequence[SquadExample], features: Sequence[SquadFeatur
 
 def write_json(path: str, value: Any) -> None:
     """JSON with indent 4 (the original's layout), written to a temporary name and renamed."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(value, indent=4) + "\n")
-        publish(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_file(path) as f:
+        f.write(json.dumps(value, indent=4) + "\n")
 
 
 def write_prediction_files(output_dir: str, predictions: Mapping[str, str],

@@ -25,6 +25,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.atomic_files import atomic_file
 from albert_tf.training import distribute, hardware
 from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES
 from albert_tf.training.checkpointing import TrainingCheckpoint, keyed_variables
@@ -100,11 +101,9 @@ class Callback:
 
 def write_eval_results(path: str, results: Mapping[str, Any]) -> None:
     """`key = value` lines, sorted by key, as the original; written atomically."""
-    tmp = f"{path}.tmp"
-    with tf.io.gfile.GFile(tmp, "w") as f:
+    with atomic_file(path) as f:
         for key in sorted(results):
             f.write(f"{key} = {results[key]}\n")
-    tf.io.gfile.rename(tmp, path, overwrite=True)
 
 
 def _split(structure: Any, index: tf.Tensor, parts: int) -> Any:

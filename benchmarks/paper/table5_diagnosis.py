@@ -37,6 +37,7 @@ import albert_tf.quiet_startup  # noqa: E402,F401  (before TensorFlow)
 
 import numpy as np  # noqa: E402
 
+from albert_tf.atomic_files import atomic_file  # noqa: E402
 from albert_tf.data.documents import LineTokenizer  # noqa: E402
 from albert_tf.data.example_codec import decode_example  # noqa: E402
 from albert_tf.data.tfrecord_io import read_records  # noqa: E402
@@ -315,9 +316,8 @@ def main() -> None:
             "held-out with one-sentence chunks": sets[f"{task}_heldout_with_single"]}
         cache = os.path.join(args.run_dir, "diagnosis", f"{task}_head_scores.json")
         if not os.path.exists(cache):
-            with open(cache + ".tmp", "w", encoding="utf-8") as f:
+            with atomic_file(cache) as f:
                 json.dump(head_scores(args.run_dir, budget, task, record_sets), f)
-            os.replace(cache + ".tmp", cache)
         with open(cache, encoding="utf-8") as f:
             scores.update(json.load(f))
     out("Each cell: accuracy / share answered \"1\" (%), for each seed; pairs of the model's own task.\n")
@@ -332,10 +332,8 @@ def main() -> None:
     out(f"Runtime: {(time.time() - start) / 60:.1f} min.")
     text = "\n".join(lines) + "\n"
     if args.output:
-        tmp = args.output + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
+        with atomic_file(args.output) as f:
             f.write(text)
-        os.replace(tmp, args.output)
     print(text)
 
 

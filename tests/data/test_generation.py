@@ -5,6 +5,7 @@ every chunk is a whole document (faithfulness §5.3–§5.4, Q10)."""
 from __future__ import annotations
 
 import collections
+import os
 
 import pytest
 
@@ -143,3 +144,18 @@ def test_skipping_single_sentence_chunks_leaves_each_task_its_own_labels(corpus,
     counts = classify(pairs_of(corpus, tmp_path, task, skip_single=True))
     assert set(counts) == expected
     assert sum(counts.values()) == DUPE_FACTOR * len(PAIRED_DOCS)
+
+
+def test_an_output_that_cannot_be_opened_leaves_no_other_output_or_temporary(corpus, tmp_path):
+    """All-or-nothing over the outputs: the second cannot be created (its parent is a file),
+    so the first one's temporary is removed too."""
+    text, tokenizer = corpus
+    masking = MaskingOptions(vocab_size=tokenizer.vocab_size, mask_id=tokenizer.mask_id,
+                             cls_id=tokenizer.cls_id, sep_id=tokenizer.sep_id,
+                             max_predictions_per_seq=4)
+    (tmp_path / "blocked").write_text("a file, not a directory")
+    with pytest.raises(OSError):
+        generate(text, [str(tmp_path / "first.tfrecord"), str(tmp_path / "blocked" / "second.tfrecord")],
+                 tokenizer, GenerationOptions(max_seq_length=32, dupe_factor=1, masking=masking),
+                 log=lambda message: None)
+    assert sorted(os.listdir(tmp_path)) == ["blocked"]

@@ -1,0 +1,396 @@
+"""Outputs written all at once, with the permissions a plain open()/mkdir() would give.
+
+Every file and directory the tools write goes through `atomic_file` or `atomic_directory`:
+the content is written under a temporary name beside the target (same directory, so the
+rename never crosses file systems), fsync'ed, then renamed into place. A reader sees the old
+output or the new one, never half of one; a failure (an exception, Ctrl-C) removes the
+temporary and leaves the target as it was.
+
+Permissions: the temporary is created with mode 0666 (a directory with 0777) and the kernel
+takes the process's umask (and a default ACL, if any) off at creation — exactly what
+`open(path, "w")` and `os.mkdir(path)` do, so under umask 022 files are 0644 and directories
+0755. (`tempfile.mkstemp`/`mkdtemp` create 0600/0700, which left exports that a model server
+running as another user could not read.) The umask is never read or set here: `os.umask` can
+only be read by setting it, process-wide, racing with any thread creating files meanwhile.
+
+Remote paths (`scheme://…`, e.g. gs://) go through `tf.io.gfile` — TensorFlow is imported
+only then, so this module stays the bottom floor every other one may import. Same protocol;
+object stores have no modes and rename by copying, so there only "complete or absent" holds.
+
+Example:
+    >>> with atomic_file("out/eval_results.txt") as f:
+    ...     f.write("loss = 0.5\\n")
+    >>> with atomic_directory("export/encoder", existing="refuse") as staging:
+    ...     tf.saved_model.save(module, staging)
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import secrets
+import shutil
+from typing import IO, Any
+
+__all__ = ["EXISTING_POLICIES", "AtomicDirectory", "AtomicFile", "atomic_directory", "atomic_file",
+           "is_remote"]
+
+REPLACE, REFUSE, MERGE = "replace", "refuse", "merge"
+EXISTING_POLICIES = (REPLACE, REFUSE, MERGE)
+_NAME_LIMIT = 200  # of the target's name inside a temporary name (file names max out at 255)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def is_remote(path: str | os.PathLike) -> bool:
+    """Whether `path` names a tf.io.gfile file system (gs://, s3://, hdfs://, ram://, …)."""
+    return "://" in os.fspath(path)
+
+
+def _gfile() -> Any:
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel  (remote paths only)
+
+    return tf.io.gfile
+
+
+def _temporary_name(directory: str, target_name: str, join=os.path.join) -> str:
+    """A hidden name beside the target; ends in `.tmp` so that leftovers are recognisable."""
+    return join(directory, f".{target_name[:_NAME_LIMIT]}.{secrets.token_hex(6)}.tmp")
+
+
+def _exists_error(path: str) -> FileExistsError:
+    return FileExistsError(f"{path}: already exists (refusing to replace it)")
+
+
+def _check_policy(existing: str, allowed: tuple[str, ...]) -> None:
+    if existing not in allowed:
+        raise ValueError(f"existing must be one of {', '.join(allowed)}, got {existing!r}")
+
+
+def _fsync_directory(directory: str) -> None:
+    """Makes a rename in `directory` durable (where the platform can open directories)."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    try:
+        handle = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+def _fsync_tree(root: str) -> None:
+    """fsync of every file and directory under `root`: the content reaches the disk before
+    the rename that publishes it (else a crash can leave a published but empty file)."""
+    for directory, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(directory, name)
+            if os.path.islink(path):
+                continue
+            handle = os.open(path, os.O_RDONLY | _CLOEXEC)
+            try:
+                os.fsync(handle)
+            finally:
+                os.close(handle)
+        _fsync_directory(directory)
+
+
+def _remove_local(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+
+
+def _replace_local(source: str, target: str) -> None:
+    """Renames `source` to `target`, whatever `target` is now (file, directory, nothing).
+
+    An existing target is first renamed aside, so there is no moment without one, and put
+    back if the second rename fails."""
+    if not os.path.lexists(target):
+        os.rename(source, target)
+        return
+    if not os.path.isdir(source) and not os.path.isdir(target):
+        os.replace(source, target)
+        return
+    aside = _temporary_name(os.path.dirname(target), os.path.basename(target))
+    os.rename(target, aside)
+    try:
+        os.rename(source, target)
+    except BaseException:
+        os.rename(aside, target)
+        raise
+    _remove_local(aside)
+
+
+class AtomicFile:
+    """A file written under a temporary name and renamed to `path` by `commit()`.
+
+    Use it as a context manager (`with atomic_file(path) as f:` — committed when the block
+    ends normally, discarded on any exception), or hold it open across calls and end it with
+    `commit()` or `discard()` (as `AtomicTFRecordWriter` does).
+
+    Args:
+      path: the target (a local path, or a tf.io.gfile URL such as gs://bucket/file).
+      mode: "w" (text) or "wb" (bytes).
+      encoding: of text mode (UTF-8 unless given).
+      newline: as `open()`'s (e.g. "\\n" for the same bytes on every platform).
+      existing: "replace" an existing target, or "refuse" one (FileExistsError, checked
+        before anything is written and again at the rename).
+    Missing parent directories are created (as `os.makedirs` does, umask applied).
+    """
+
+    def __init__(self, path: str | os.PathLike, mode: str = "w", *, encoding: str = "utf-8",
+                 newline: str | None = None, existing: str = REPLACE):
+        if mode not in ("w", "wb"):
+            raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
+        _check_policy(existing, (REPLACE, REFUSE))
+        self.existing = existing
+        self._remote = is_remote(path)
+        self._done = False
+        if self._remote:
+            self.path = os.fspath(path)
+            gfile = _gfile()
+            if existing == REFUSE and gfile.exists(self.path):
+                raise _exists_error(self.path)
+            directory, name = posixpath.split(self.path)
+            gfile.makedirs(directory)
+            self.temp_path = _temporary_name(directory, name, posixpath.join)
+            self.stream: IO = gfile.GFile(self.temp_path, mode)
+            return
+        self.path = os.path.abspath(os.fspath(path))
+        if existing == REFUSE and os.path.lexists(self.path):
+            raise _exists_error(self.path)
+        directory, name = os.path.split(self.path)
+        os.makedirs(directory, exist_ok=True)
+        while True:
+            self.temp_path = _temporary_name(directory, name)
+            try:  # 0o666: the kernel applies the umask, as for open(path, "w")
+                handle = os.open(self.temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC,
+                                 0o666)
+                break
+            except FileExistsError:
+                continue
+        try:
+            self.stream = os.fdopen(handle, mode, encoding=None if mode == "wb" else encoding,
+                                    newline=None if mode == "wb" else newline)
+        except BaseException:
+            os.close(handle)
+            os.remove(self.temp_path)
+            raise
+
+    def commit(self) -> str:
+        """Flushes, fsyncs and renames the file into place; returns the target path. On any
+        failure the temporary is removed and the error raised."""
+        if self._done:
+            raise ValueError(f"{self.path}: already committed or discarded")
+        try:
+            if self._remote:
+                self.stream.close()
+                self._publish_remote()
+            else:
+                self.stream.flush()
+                os.fsync(self.stream.fileno())
+                self.stream.close()
+                self._publish_local()
+        except BaseException:
+            self.discard()
+            raise
+        self._done = True
+        return self.path
+
+    def _publish_local(self) -> None:
+        if self.existing == REPLACE:
+            os.replace(self.temp_path, self.path)
+        else:
+            try:  # link() fails if the target exists: no window between check and rename
+                os.link(self.temp_path, self.path)
+            except FileExistsError:
+                raise _exists_error(self.path) from None
+            except OSError:  # a file system without hard links
+                if os.path.lexists(self.path):
+                    raise _exists_error(self.path) from None
+                os.rename(self.temp_path, self.path)
+            else:
+                os.remove(self.temp_path)
+        _fsync_directory(os.path.dirname(self.path))
+
+    def _publish_remote(self) -> None:
+        gfile = _gfile()
+        if self.existing == REFUSE and gfile.exists(self.path):
+            raise _exists_error(self.path)
+        gfile.rename(self.temp_path, self.path, overwrite=self.existing == REPLACE)
+
+    def discard(self) -> None:
+        """Closes and removes the temporary; the target stays as it was. Idempotent."""
+        if self._done:
+            return
+        self._done = True
+        try:
+            self.stream.close()
+        except Exception:  # pylint: disable=broad-except  (already failing; the removal matters)
+            pass
+        try:
+            if self._remote:
+                gfile = _gfile()
+                if gfile.exists(self.temp_path):
+                    gfile.remove(self.temp_path)
+            elif os.path.lexists(self.temp_path):
+                os.remove(self.temp_path)
+        except Exception:  # pylint: disable=broad-except
+            pass
+
+    def __enter__(self) -> IO:
+        return self.stream
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+class AtomicDirectory:
+    """A directory filled under a temporary name (`.path`) and published by `commit()`.
+
+    Use it as a context manager (`with atomic_directory(target) as staging:` — published when
+    the block ends normally, deleted on any exception) or call `commit()`/`discard()`.
+
+    Args:
+      path: the target directory (local, or a tf.io.gfile URL).
+      existing: what happens to a target that exists —
+        "replace": removed, the new directory takes its place (an export's usual update;
+          locally the old one is renamed aside first, so the target never goes missing);
+        "refuse": FileExistsError, checked before anything is written and again at the end;
+        "merge": the target is kept (created if missing) and each entry of the new directory
+          is moved into it, replacing an entry of the same name (checkpoint files written
+          into an output directory that holds others). The staging directory then lives
+          inside the target, so only the target needs to be writable.
+    Missing parent directories are created (as `os.makedirs` does, umask applied).
+    """
+
+    def __init__(self, path: str | os.PathLike, existing: str = REPLACE):
+        _check_policy(existing, EXISTING_POLICIES)
+        self.existing = existing
+        self._remote = is_remote(path)
+        self._done = False
+        self._created_target = False
+        if self._remote:
+            self.target = os.fspath(path).rstrip("/")
+            gfile = _gfile()
+            if existing == REFUSE and gfile.exists(self.target):
+                raise _exists_error(self.target)
+            if existing == MERGE:
+                self._created_target = not gfile.exists(self.target)
+            parent = self.target if existing == MERGE else posixpath.dirname(self.target)
+            self.path = _temporary_name(parent, posixpath.basename(self.target), posixpath.join)
+            gfile.makedirs(self.path)
+            return
+        self.target = os.path.abspath(os.fspath(path))
+        if existing == REFUSE and os.path.lexists(self.target):
+            raise _exists_error(self.target)
+        if existing == MERGE:
+            self._created_target = not os.path.isdir(self.target)
+        parent = self.target if existing == MERGE else os.path.dirname(self.target)
+        os.makedirs(parent, exist_ok=True)
+        while True:
+            self.path = _temporary_name(parent, os.path.basename(self.target))
+            try:
+                os.mkdir(self.path, 0o777)  # the kernel applies the umask, as for os.mkdir(path)
+                break
+            except FileExistsError:
+                continue
+
+    def commit(self) -> str:
+        """fsyncs the staging tree and publishes it; returns the target. On any failure the
+        staging directory is removed and the error raised."""
+        if self._done:
+            raise ValueError(f"{self.target}: already committed or discarded")
+        try:
+            if self._remote:
+                self._publish_remote()
+            else:
+                self._publish_local()
+        except BaseException:
+            self.discard()
+            raise
+        self._done = True
+        return self.target
+
+    def _publish_local(self) -> None:
+        _fsync_tree(self.path)
+        if self.existing == MERGE:
+            for name in sorted(os.listdir(self.path)):
+                _replace_local(os.path.join(self.path, name), os.path.join(self.target, name))
+            os.rmdir(self.path)
+            _fsync_directory(self.target)
+        elif self.existing == REFUSE:
+            # rename() would silently replace an empty directory; a check narrows that window.
+            if os.path.lexists(self.target):
+                raise _exists_error(self.target)
+            os.rename(self.path, self.target)
+        else:
+            _replace_local(self.path, self.target)
+        _fsync_directory(os.path.dirname(self.target))
+
+    def _publish_remote(self) -> None:
+        """File by file: object stores have no directory rename."""
+        gfile = _gfile()
+        if self.existing == REFUSE and gfile.exists(self.target):
+            raise _exists_error(self.target)
+        if self.existing == REPLACE and gfile.exists(self.target):
+            gfile.rmtree(self.target)
+        for directory, _, files in gfile.walk(self.path):
+            relative = directory[len(self.path):].lstrip("/")
+            destination = posixpath.join(self.target, relative) if relative else self.target
+            gfile.makedirs(destination)
+            for name in files:
+                gfile.rename(posixpath.join(directory, name), posixpath.join(destination, name),
+                             overwrite=True)
+        gfile.rmtree(self.path)
+
+    def discard(self) -> None:
+        """Deletes the staging directory (and a merge target this object created, if still
+        empty); the target stays as it was. Idempotent."""
+        if self._done:
+            return
+        self._done = True
+        try:
+            if self._remote:
+                gfile = _gfile()
+                if gfile.exists(self.path):
+                    gfile.rmtree(self.path)
+                if self._created_target and not gfile.listdir(self.target):
+                    gfile.rmtree(self.target)
+                return
+            shutil.rmtree(self.path, ignore_errors=True)
+            if self._created_target:
+                os.rmdir(self.target)
+        except Exception:  # pylint: disable=broad-except  (already failing; best effort)
+            pass
+
+    def __enter__(self) -> str:
+        return self.path
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def atomic_file(path: str | os.PathLike, mode: str = "w", *, encoding: str = "utf-8",
+                newline: str | None = None, existing: str = REPLACE) -> AtomicFile:
+    """`with atomic_file(path) as f: f.write(...)` — see `AtomicFile`."""
+    return AtomicFile(path, mode, encoding=encoding, newline=newline, existing=existing)
+
+
+def atomic_directory(path: str | os.PathLike, existing: str = REPLACE) -> AtomicDirectory:
+    """`with atomic_directory(target) as staging: <write into staging>` — see `AtomicDirectory`."""
+    return AtomicDirectory(path, existing)
