@@ -54,8 +54,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default="", help="comma-separated name prefixes to run")
     return parser.parse_args()
 
@@ -156,8 +156,11 @@ class Candidate:
 def _ours(name, precision, path, backend, note="", **kwargs) -> Candidate:
     def make():
         model = load_serving(path, backend, num_threads=ARGS.threads, **kwargs)
+        if model.runs:
+            candidate.note = f"runs {model.runs}"
         return lambda feed: model(feed)["pooled_output"]
-    return Candidate(name, precision, True, make, note)
+    candidate = Candidate(name, precision, True, make, note)
+    return candidate
 
 
 def _tf_hub_signature(name, precision, path) -> Candidate:
@@ -278,27 +281,38 @@ def matmul_peak(dtype: tf.DType, size: int = 1024, repeats: int = 5) -> float:
     return 2 * size ** 3 / best / 1e9
 
 
-def measure(candidate: Candidate, batches: list[int], reference: np.ndarray | None) -> None:
+def load(candidate: Candidate) -> Callable | None:
+    """The candidate's call, or None with `skipped` set when its engine cannot load it."""
     try:
-        run = candidate.make()
+        return candidate.make()
     except Exception as error:  # an engine that cannot load this graph: report, go on
         candidate.skipped = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:120]}"
-        return
+        print(f"  {candidate.name}: skipped ({candidate.skipped})", flush=True)
+        return None
+
+
+def measure(loaded: list[tuple[Candidate, Callable]], batches: list[int],
+            reference: np.ndarray | None) -> None:
+    """Per batch: each candidate's warm-up calls, then `--repeats` rounds in which every
+    candidate runs once in turn (load from other processes then hits all of them alike)."""
     for batch in batches:
         inputs = feed(batch, ARGS.seq)
-        out = None
-        for _ in range(ARGS.warmup):
-            out = run(inputs)
-        times = []
+        times: dict[str, list[float]] = {c.name: [] for c, _ in loaded}
+        for candidate, run in loaded:
+            for _ in range(ARGS.warmup):
+                out = run(inputs)
+            if batch == 1 and reference is not None:
+                candidate.diff = float(np.abs(np.asarray(out, np.float32) - reference).max())
         for _ in range(ARGS.repeats):
-            start = time.perf_counter()
-            out = run(inputs)
-            times.append(time.perf_counter() - start)
-        candidate.rates[batch] = batch / statistics.median(times)
-        if batch == 1 and reference is not None:
-            candidate.diff = float(np.abs(np.asarray(out, np.float32) - reference).max())
-        print(f"  {candidate.name:45s} batch {batch}: {candidate.rates[batch]:7.2f} seq/s "
-              f"(median of {ARGS.repeats}: {1000 * statistics.median(times):.0f} ms)", flush=True)
+            for candidate, run in loaded:
+                start = time.perf_counter()
+                run(inputs)
+                times[candidate.name].append(time.perf_counter() - start)
+        for candidate, _ in loaded:
+            median = statistics.median(times[candidate.name])
+            candidate.rates[batch] = batch / median
+            print(f"  {candidate.name:45s} batch {batch}: {candidate.rates[batch]:7.2f} seq/s "
+                  f"(median of {ARGS.repeats}: {1000 * median:.0f} ms)", flush=True)
 
 
 def report(found: list[Candidate], batches: list[int], peaks: dict[str, float],
@@ -374,8 +388,8 @@ def main() -> None:
     if ARGS.only:
         prefixes = tuple(p.strip() for p in ARGS.only.split(","))
         found = [c for c in found if c.name.startswith(prefixes)]
-    for candidate in found:
-        measure(candidate, batches, reference)
+    loaded = [(c, run) for c in found if (run := load(c)) is not None]
+    measure(loaded, batches, reference)
     report(found, batches, peaks, emulated, flops_per_seq)
 
 

@@ -231,6 +231,8 @@ def _openvino_engine(artifact: Artifact, num_threads: int | None, precision: str
         return {name: np.array(result[port], dtype=np.float32, copy=True)
                 for name, port in outputs.items()}
 
+    # What OpenVINO really runs: it falls back to f32 on CPUs without bf16 units.
+    run.runs = str(compiled.get_property("INFERENCE_PRECISION_HINT"))
     return run
 
 
@@ -243,6 +245,7 @@ class ServingModel:
         self.artifact = artifact
         self.backend = backend
         self._run = run
+        self.runs = getattr(run, "runs", None)  # the engine's own precision, where it says
         if backend == "tflite":
             self.max_seq_length = artifact.tflite_seq_length
         else:
