@@ -140,20 +140,27 @@ class Artifact:
         return found
 
 
-# AUTO_RULE: measured on this project's CPUs with benchmarks/serving_speed.py (RESULTS.md,
-# "Serving"). The SavedModel's fastest engine is OpenVINO when installed (the frozen graph, read
-# from the IR if the export has one), else TensorFlow; a .tflite file has one engine.
+# AUTO_RULE, from benchmarks/serving_speed.py (benchmarks/RESULTS.md, "Serving"):
+# * a .tflite file has one engine; an OpenVINO .xml alone, OpenVINO;
+# * a float32 SavedModel/export: TensorFlow on the frozen serving graph — on the AMD EPYC
+#   (AVX2) it beat OpenVINO (on our IR and on HF's ONNX), ONNX Runtime and PyTorch at batch 1
+#   and 8; on the issue's Xeon, OpenVINO on our (unfrozen) SavedModel was no faster than TF;
+# * a bfloat16 export on a CPU with bf16 units (avx512_bf16/amx_bf16), OpenVINO when installed:
+#   the issue's Xeon measured it 1.9x (batch 8) to 3.3x (batch 1) TensorFlow's bf16 on the same
+#   SavedModel; without bf16 units OpenVINO silently runs f32, so TensorFlow keeps the bf16 the
+#   export was asked for.
 def auto_backend(artifact: Artifact, features: Mapping[str, bool] | None = None,
                  have: Callable[[str], bool] = installed) -> str:
     """The engine `backend="auto"` picks for `artifact` (see AUTO_RULE)."""
-    del features  # the rule does not depend on them yet (RESULTS.md: same winner on both CPUs)
     if artifact.saved_model is None and artifact.openvino is None:
         return "tflite"
-    if have("openvino"):
-        return "openvino"
     if artifact.saved_model is None:
-        raise ServingLoadError(f"{artifact.path}: an OpenVINO IR needs the openvino package "
-                               "(pip install 'albert-tf[openvino]')")
+        if not have("openvino"):
+            raise ServingLoadError(f"{artifact.path}: an OpenVINO IR needs the openvino package "
+                                   "(pip install 'albert-tf[openvino]')")
+        return "openvino"
+    if artifact.compute_dtype == "bfloat16" and has_bf16_units(features) and have("openvino"):
+        return "openvino"
     return "tensorflow"
 
 

@@ -98,14 +98,15 @@ def test_auto_names_the_engine_it_picks(exported, caplog):
             model = load_serving(path)
     finally:
         absl_logging.set_verbosity(verbosity)
-    expected = "openvino" if installed("openvino") else "tensorflow"
+    expected = "tensorflow"  # a float32 export: TensorFlow on its frozen graph, on any CPU
     assert model.backend == expected
     lines = [r.getMessage() for r in caplog.records if "load_serving" in r.getMessage()]
     assert len(lines) == 1 and expected in lines[0] and "auto" in lines[0], lines
-    # Without OpenVINO the SavedModel runs on TensorFlow; a .tflite file only on TFLite.
+    # Whatever the CPU and the packages; a .tflite file only on TFLite.
     from albert_tf.export.serving import Artifact
 
-    assert auto_backend(Artifact(path), have=lambda name: False) == "tensorflow"
+    amx = dict.fromkeys(cpu_features(""), False) | {"amx_bf16": True}
+    assert auto_backend(Artifact(path), amx, have=lambda name: True) == "tensorflow"
     lite = os.path.join(path, "albert_encoder.tflite")
     assert load_serving(lite).backend == "tflite"
 
@@ -145,6 +146,13 @@ def test_bfloat16_serving_graph_within_the_stated_bound(tmp_path):
     os.makedirs(path)
     manifest = write_serving_artifacts(bf16, path, openvino_ir=installed("openvino"))
     assert manifest["compute_dtype"] == "bfloat16"
+    from albert_tf.export.serving import Artifact
+
+    none = dict.fromkeys(cpu_features(""), False)
+    for features, have, expected in ((none | {"avx512_bf16": True}, True, "openvino"),
+                                     (none, True, "tensorflow"),
+                                     (none | {"amx_bf16": True}, False, "tensorflow")):
+        assert auto_backend(Artifact(path), features, lambda name, h=have: h) == expected
     inputs = _encoder_inputs(config, 3, 12)
     want = fp32(inputs, training=False)
     for engine in ["tensorflow"] + (["openvino"] if installed("openvino") else []):
