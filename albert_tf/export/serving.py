@@ -143,8 +143,9 @@ class Artifact:
 # AUTO_RULE, from benchmarks/serving_speed.py (benchmarks/RESULTS.md, "Serving"):
 # * a .tflite file has one engine; an OpenVINO .xml alone, OpenVINO;
 # * a float32 SavedModel/export: TensorFlow on the frozen serving graph — on the AMD EPYC
-#   (AVX2) it beat OpenVINO (on our IR and on HF's ONNX), ONNX Runtime and PyTorch at batch 1
-#   and 8; on the Xeon, OpenVINO on our (unfrozen) SavedModel was no faster than TF;
+#   (AVX2, 2 threads, ALBERT-base, seq 128) 1.81 / 1.27 seq/s at batch 1 / 8 against OpenVINO
+#   on our IR 0.79 / 1.08 (on HF's ONNX 0.71 / 1.06); on the Xeon, OpenVINO on our
+#   (unfrozen) SavedModel was no faster than TensorFlow in fp32 (13.7 vs 14.0 at batch 8);
 # * a bfloat16 export on a CPU with bf16 units (avx512_bf16/amx_bf16), OpenVINO when installed:
 #   the Xeon measured it 1.9x (batch 8) to 3.3x (batch 1) TensorFlow's bf16 on the same
 #   SavedModel; without bf16 units OpenVINO silently runs f32, so TensorFlow keeps the bf16 the
