@@ -67,7 +67,8 @@ import tensorflow as tf  # noqa: E402
 tf.config.threading.set_intra_op_parallelism_threads(ARGS.threads)
 tf.config.threading.set_inter_op_parallelism_threads(1)
 
-from albert_tf.export.serving import cpu_features, has_bf16_units, installed, load_serving  # noqa: E402
+from albert_tf.export.serving import (cpu_features, has_bf16_units, installed,  # noqa: E402
+                                      load_serving)
 
 
 # --- set-up ------------------------------------------------------------------------------------
@@ -147,7 +148,8 @@ class Candidate:
 
     def __init__(self, name: str, precision: str, ours: bool, make: Callable[[], Callable],
                  note: str = ""):
-        self.name, self.precision, self.ours, self.make, self.note = name, precision, ours, make, note
+        self.name, self.precision, self.ours = name, precision, ours
+        self.make, self.note = make, note
         self.rates: dict[int, float] = {}
         self.diff: float | None = None
         self.skipped: str | None = None
@@ -188,7 +190,8 @@ def _torch(model, bf16: bool) -> Candidate:
 
     def make():
         def run(feed):
-            args = {hf: torch.from_numpy(feed[k].astype(np.int64)) for hf, k in zip(HF_INPUTS, INPUTS)}
+            args = {hf: torch.from_numpy(feed[k].astype(np.int64))
+                    for hf, k in zip(HF_INPUTS, INPUTS)}
             with torch.inference_mode(), torch.autocast("cpu", torch.bfloat16, enabled=bf16):
                 return model(**args).pooler_output.float().numpy()
         return run

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from absl import logging
 
-from albert_tf.export.serving_artifacts import OPENVINO_FILE, read_manifest
+from albert_tf.export.serving_artifacts import read_manifest
 from albert_tf.export.serving_graph import SERVING_DIR, SERVING_OUTPUTS
 from albert_tf.models.encoder import INPUT_NAMES
 

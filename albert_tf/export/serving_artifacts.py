@@ -77,8 +77,9 @@ def write_encoder_tflite(encoder: AlbertEncoder, path: str, quantization: str,
     want = {k: v.numpy() for k, v in fn(**{k: tf.constant(v) for k, v in sample.items()}).items()}
     difference = _relative_difference(got, want)
     if quantization == "none" and not difference <= FLOAT_TFLITE_TOLERANCE:
-        raise ServingExportError(f"{path}: float32 TFLite differs from the graph by {difference:.3g}"
-                                 f" (relative; expected ≤ {FLOAT_TFLITE_TOLERANCE})")
+        raise ServingExportError(f"{path}: float32 TFLite differs from the graph by "
+                                 f"{difference:.3g} (relative; expected ≤ "
+                                 f"{FLOAT_TFLITE_TOLERANCE})")
     with open(path, "wb") as f:  # inside the export's staging directory
         f.write(content)
     logging.info("Wrote %s (%s, seq %d, %.1f MB; max relative difference to TF %.2g)", path,
