@@ -20,6 +20,11 @@ renamed into place; a failed export leaves nothing behind.
 
     python -m albert_tf.export_tfhub --albert_directory=albert_base \\
         --checkpoint_name=model.ckpt-best --export_path=/tmp/albert_base_hub
+
+Beside the TF-Hub SavedModel, every encoder export holds the frozen serving graph `serving/`
+(two outputs, no `training` input, weights constant) and `serving.json`; with
+`--tflite_quantization=none|dynamic_int8|float16` also `albert_encoder.tflite`, with
+`--openvino_ir` an OpenVINO IR. `albert_tf.export.load_serving(export_path)` runs any of them.
 """
 
 from __future__ import annotations
@@ -39,10 +44,13 @@ from albert_tf.atomic_files import atomic_directory
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.export.encoder_export import save_encoder_export
 from albert_tf.export.preprocessing import save_preprocessing_export
+from albert_tf.export.serving import load_serving
+from albert_tf.export.serving_artifacts import ServingExportError, write_serving_artifacts
 from albert_tf.finetuning.model_source import task_config
 from albert_tf.finetuning.preflight import checkpoint_errors
 from albert_tf.models import AlbertPretrainer
 from albert_tf.models.encoder import INPUT_NAMES
+from albert_tf.training import flags as training_flags
 from albert_tf.training import hardware
 from albert_tf.training.choices import DTYPE_POLICIES
 
@@ -60,6 +68,12 @@ flags.DEFINE_string("preprocess_export_path", None, "Directory for the preproces
 flags.DEFINE_enum("dtype", "float32", list(EXPORT_DTYPES),
                   "The encoder export's compute dtype: bfloat16 runs its matmuls in bfloat16 "
                   "(LayerNorm, softmax, logits float32); inputs int32, outputs float32.")
+# Serving artifacts beside the SavedModel (albert_tf/export/serving_artifacts.py).
+training_flags.define_tflite_flag()  # written only when given here: no TFLite file by default
+flags.DEFINE_integer("tflite_seq_length", 128, "Sequence length of albert_encoder.tflite (dynamic "
+                     "batch; the loader pads shorter inputs).", lower_bound=1)
+flags.DEFINE_boolean("openvino_ir", False, "Also write openvino/albert_encoder.xml (OpenVINO IR; "
+                     "needs pip install 'albert-tf[openvino]').")
 flags.DEFINE_integer("seq_length", 128, "Default sequence length of the preprocessing model.",
                      lower_bound=3)
 # The original export_to_tfhub's flags (faithfulness §11.1).
@@ -134,11 +148,22 @@ def _check_encoder_export(path: str, pretrainer: AlbertPretrainer, with_mlm: boo
     return _max_difference(got, _outputs_of(pretrainer, inputs, with_mlm), relative)
 
 
+def _check_serving(path: str, pretrainer: AlbertPretrainer) -> float:
+    """The frozen serving graph (`serving/`, run by TensorFlow) vs the Keras model, as
+    `_check_encoder_export` measures it."""
+    inputs = _check_inputs(pretrainer.config.vocab_size)
+    got = load_serving(path, backend="tensorflow")(inputs)
+    relative = pretrainer.encoder.compute_dtype != "float32"
+    return _max_difference(got, _outputs_of(pretrainer, inputs, False), relative)
+
+
 def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: str,
                    spm_model_file: str | None, do_lower_case: bool, with_mlm: bool,
-                   dtype: str = "float32") -> str:
+                   dtype: str = "float32", tflite_quantization: str | None = None,
+                   tflite_seq_length: int = 128, openvino_ir: bool = False) -> str:
     """Builds the model (under --dtype's policy), restores `checkpoint`, writes and verifies
-    the encoder export."""
+    the encoder export and its serving artifacts (the frozen `serving/` graph always; the
+    TFLite file when `tflite_quantization` is given; the OpenVINO IR when asked)."""
     if dtype not in EXPORT_DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(EXPORT_DTYPES)}, got {dtype!r}")
     hardware.warn_if_slow_dtype(dtype, on_cpu=not tf.config.list_logical_devices("GPU"))
@@ -159,6 +184,9 @@ def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: st
         save_encoder_export(pretrainer.encoder, staging, spm_model_file, do_lower_case,
                             pretrainer if with_mlm else None)
         diff = _check_encoder_export(staging, pretrainer, with_mlm)
+        write_serving_artifacts(pretrainer.encoder, staging, tflite_quantization,
+                                tflite_seq_length, openvino_ir)
+        diff = max(diff, _check_serving(staging, pretrainer))
         if not diff <= tolerance:
             raise ExportError(f"{export_path}: reloaded export differs from the model by {diff:.3g}"
                               + (" (relative)" if dtype != "float32" else ""))
@@ -220,12 +248,16 @@ def main(argv: list[str]) -> None:
                 raise app.UsageError("--export_path needs --albert_config_file (or "
                                      "--albert_directory, or a Hugging Face --checkpoint)")
             config = task_config(config_file, None, checkpoint)
+            quantization = (FLAGS.tflite_quantization if FLAGS["tflite_quantization"].present
+                            else None)
             export_encoder(config, checkpoint, FLAGS.export_path, spm_model_file,
-                           FLAGS.do_lower_case, with_mlm, FLAGS.dtype)
+                           FLAGS.do_lower_case, with_mlm, FLAGS.dtype, quantization,
+                           FLAGS.tflite_seq_length, FLAGS.openvino_ir)
         if FLAGS.preprocess_export_path:
             export_preprocessing(spm_model_file, FLAGS.preprocess_export_path,
                                  FLAGS.do_lower_case, FLAGS.seq_length)
-    except (ConfigError, ExportError, ValueError, FileNotFoundError, FileExistsError) as e:
+    except (ConfigError, ExportError, ServingExportError, ValueError, FileNotFoundError,
+            FileExistsError) as e:
         # CheckpointMismatchError and the config-source errors are ValueErrors.
         raise SystemExit(f"export_tfhub: {e}") from None
 

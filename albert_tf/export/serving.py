@@ -1,0 +1,308 @@
+"""`load_serving`: one loader for every serving artifact of an encoder export and every engine.
+
+    >>> encoder = load_serving("/tmp/albert_encoder")           # backend="auto"
+    >>> out = encoder({"input_word_ids": ids, "input_mask": mask, "input_type_ids": types})
+    >>> out["sequence_output"].shape, out["pooled_output"].dtype
+    ((8, 128, 768), dtype('float32'))
+
+`path` is an encoder export directory (`export_tfhub --export_path`; serving_artifacts.py lists
+what it may hold), a SavedModel directory (the frozen `serving/` one, or an older export's
+TF-Hub `serving_default`), a `.tflite` file or an OpenVINO `.xml`. Engines: "tensorflow"
+(SavedModel), "tflite" (the TFLite interpreter), "openvino" (the IR, or the SavedModel converted
+at load; optional package). Inputs: int32 or int64 `[batch, seq]`, any batch, any seq up to the
+artifact's maximum; outputs float32 numpy arrays.
+
+`backend="auto"` chooses by AUTO_RULE (below), measured with benchmarks/serving_speed.py
+(benchmarks/RESULTS.md), and logs one line naming its choice.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Mapping
+
+import numpy as np
+from absl import logging
+
+from albert_tf.export.serving_artifacts import read_manifest
+from albert_tf.export.serving_graph import SERVING_DIR, SERVING_OUTPUTS
+from albert_tf.models.encoder import INPUT_NAMES
+
+BACKENDS = ("auto", "tensorflow", "tflite", "openvino")
+# /proc/cpuinfo flags the engines' bf16/int8 kernels need.
+CPU_FEATURES = ("avx512_bf16", "amx_bf16", "amx_int8", "avx512_vnni")
+EXPECTED = ("an encoder export directory (saved_model.pb, serving/, serving.json), a SavedModel "
+            "directory (saved_model.pb), a .tflite file or an OpenVINO .xml with its .bin")
+
+Arrays = dict[str, np.ndarray]
+
+
+class ServingLoadError(ValueError):
+    """The path is not a serving artifact, or the engine asked for cannot run it (one line)."""
+
+
+def cpu_features(cpuinfo: str | None = None) -> dict[str, bool]:
+    """Which of CPU_FEATURES this CPU has (all False where /proc/cpuinfo is missing)."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+                cpuinfo = f.read()
+        except OSError:
+            cpuinfo = ""
+    flags: set[str] = set()
+    for line in cpuinfo.splitlines():
+        if line.split(":")[0].strip() in ("flags", "Features"):
+            flags.update(line.split(":", 1)[1].split())
+    return {name: name in flags for name in CPU_FEATURES}
+
+
+def has_bf16_units(features: Mapping[str, bool] | None = None) -> bool:
+    features = cpu_features() if features is None else features
+    return bool(features.get("avx512_bf16") or features.get("amx_bf16"))
+
+
+def installed(package: str) -> bool:
+    import importlib.util  # noqa: PLC0415
+
+    return importlib.util.find_spec(package) is not None
+
+
+# --- artifacts ---------------------------------------------------------------------------------
+
+class Artifact:
+    """What `path` holds: the files each engine would read, the dtype and length limits."""
+
+    def __init__(self, path: str):
+        self.path = os.fspath(path)
+        self.saved_model: str | None = None
+        self.tflite: str | None = None
+        self.openvino: str | None = None
+        self.compute_dtype = "float32"
+        self.max_seq_length: int | None = None
+        self.tflite_seq_length: int | None = None
+        self.tflite_quantization: str | None = None
+        self._resolve()
+
+    def _resolve(self) -> None:
+        path = self.path
+        if os.path.isdir(path):
+            manifest = read_manifest(path)
+            if manifest is not None:
+                self._from_manifest(path, manifest)
+            elif os.path.isfile(os.path.join(path, "saved_model.pb")):
+                self.saved_model = path
+                self._read_config(path)
+            if self.saved_model is None:
+                raise ServingLoadError(f"{path}: not a serving artifact; expected {EXPECTED}")
+        elif os.path.isfile(path) and path.endswith(".tflite"):
+            self.tflite = path
+        elif os.path.isfile(path) and path.endswith(".xml"):
+            if not os.path.isfile(path[:-4] + ".bin"):
+                raise ServingLoadError(f"{path}: the OpenVINO IR's weights {path[:-4]}.bin are "
+                                       "missing")
+            self.openvino = path
+        else:
+            what = "does not exist" if not os.path.exists(path) else "is not a serving artifact"
+            raise ServingLoadError(f"{path}: {what}; expected {EXPECTED}")
+
+    def _from_manifest(self, path: str, manifest: dict[str, Any]) -> None:
+        self.compute_dtype = manifest.get("compute_dtype", "float32")
+        self.max_seq_length = manifest.get("max_seq_length")
+        self.saved_model = os.path.join(path, manifest.get("saved_model", SERVING_DIR))
+        if "tflite" in manifest:
+            self.tflite = os.path.join(path, manifest["tflite"]["file"])
+            self.tflite_seq_length = int(manifest["tflite"]["seq_length"])
+            self.tflite_quantization = manifest["tflite"].get("quantization")
+        if "openvino" in manifest:
+            self.openvino = os.path.join(path, manifest["openvino"]["file"])
+        for name in ("saved_model", "tflite", "openvino"):
+            target = getattr(self, name)
+            if target is not None and not os.path.exists(target):
+                raise ServingLoadError(f"{path}: serving.json lists {target}, which is missing")
+
+    def _read_config(self, saved_model: str) -> None:
+        from albert_tf.config import AlbertConfig  # noqa: PLC0415
+        from albert_tf.export.serving_graph import config_asset_path  # noqa: PLC0415
+
+        config = config_asset_path(saved_model)
+        if os.path.isfile(config):
+            self.max_seq_length = AlbertConfig.from_json_file(config).max_position_embeddings
+
+    def engines(self) -> list[str]:
+        """The engines that can run this artifact (installed or not)."""
+        found = []
+        if self.saved_model:
+            found += ["tensorflow", "openvino"]
+        if self.tflite:
+            found.append("tflite")
+        if self.openvino and "openvino" not in found:
+            found.append("openvino")
+        return found
+
+
+# AUTO_RULE, from benchmarks/serving_speed.py (benchmarks/RESULTS.md, "Serving"):
+# * a .tflite file has one engine; an OpenVINO .xml alone, OpenVINO;
+# * a float32 SavedModel/export: TensorFlow on the frozen serving graph — on the AMD EPYC
+#   (AVX2, 2 threads, ALBERT-base, seq 128) 1.81 / 1.27 seq/s at batch 1 / 8 against OpenVINO
+#   on our IR 0.79 / 1.08 (on HF's ONNX 0.71 / 1.06); on the issue's Xeon, OpenVINO on our
+#   (unfrozen) SavedModel was no faster than TensorFlow in fp32 (13.7 vs 14.0 at batch 8);
+# * a bfloat16 export on a CPU with bf16 units (avx512_bf16/amx_bf16), OpenVINO when installed:
+#   the issue's Xeon measured it 1.9x (batch 8) to 3.3x (batch 1) TensorFlow's bf16 on the same
+#   SavedModel; without bf16 units OpenVINO silently runs f32, so TensorFlow keeps the bf16 the
+#   export was asked for.
+def auto_backend(artifact: Artifact, features: Mapping[str, bool] | None = None,
+                 have: Callable[[str], bool] = installed) -> str:
+    """The engine `backend="auto"` picks for `artifact` (see AUTO_RULE)."""
+    if artifact.saved_model is None and artifact.openvino is None:
+        return "tflite"
+    if artifact.saved_model is None:
+        if not have("openvino"):
+            raise ServingLoadError(f"{artifact.path}: an OpenVINO IR needs the openvino package "
+                                   "(pip install 'albert-tf[openvino]')")
+        return "openvino"
+    if artifact.compute_dtype == "bfloat16" and has_bf16_units(features) and have("openvino"):
+        return "openvino"
+    return "tensorflow"
+
+
+# --- engines -----------------------------------------------------------------------------------
+
+def _tensorflow_engine(artifact: Artifact, num_threads: int | None) -> Callable[[Arrays], Arrays]:
+    import tensorflow as tf  # noqa: PLC0415
+
+    del num_threads  # TensorFlow's thread pools are fixed at its start (tf.config.threading)
+    loaded = tf.saved_model.load(artifact.saved_model)
+    if "serving_default" not in loaded.signatures:
+        raise ServingLoadError(f"{artifact.saved_model}: no serving_default signature")
+    signature = loaded.signatures["serving_default"]
+
+    def run(inputs: Arrays) -> Arrays:
+        out = signature(**{name: tf.constant(inputs[name]) for name in INPUT_NAMES})
+        return {name: out[name].numpy() for name in SERVING_OUTPUTS}
+
+    run.keep_alive = loaded  # the signature needs its object alive
+    return run
+
+
+def _tflite_engine(artifact: Artifact, num_threads: int | None) -> Callable[[Arrays], Arrays]:
+    from albert_tf.export.tflite import signature_runner  # noqa: PLC0415
+
+    with open(artifact.tflite, "rb") as f:
+        runner = signature_runner(f.read(), num_threads)
+    details = runner.get_input_details()
+    if sorted(details) != sorted(INPUT_NAMES):
+        raise ServingLoadError(f"{artifact.tflite}: not an encoder TFLite file (inputs "
+                               f"{sorted(details)}, expected {list(INPUT_NAMES)})")
+    length = int(details["input_word_ids"]["shape_signature"][1])
+    artifact.tflite_seq_length = artifact.tflite_seq_length or length
+
+    def run(inputs: Arrays) -> Arrays:
+        seq = inputs["input_word_ids"].shape[1]
+        # Masked padding up to the file's fixed length: real tokens' outputs are unchanged.
+        padded = {name: np.pad(inputs[name], ((0, 0), (0, length - seq))) for name in INPUT_NAMES}
+        out = runner(**padded)
+        return {"sequence_output": out["sequence_output"][:, :seq],
+                "pooled_output": out["pooled_output"]}
+
+    return run
+
+
+def _openvino_engine(artifact: Artifact, num_threads: int | None, precision: str | None
+                     ) -> Callable[[Arrays], Arrays]:
+    try:
+        import openvino as ov  # noqa: PLC0415  (optional dependency)
+    except ImportError:
+        raise ServingLoadError(f"{artifact.path}: backend 'openvino' needs the openvino package "
+                               "(pip install 'albert-tf[openvino]')") from None
+    core = ov.Core()
+    if artifact.openvino:
+        model = core.read_model(artifact.openvino)
+    else:
+        model = ov.convert_model(artifact.saved_model)
+    if precision is None:  # a bf16 export asks for bf16; OpenVINO runs f32 without bf16 units
+        precision = "bf16" if artifact.compute_dtype == "bfloat16" else "f32"
+    config: dict[str, Any] = {"INFERENCE_PRECISION_HINT": precision,
+                              "PERFORMANCE_HINT": "LATENCY"}
+    if num_threads:
+        config["INFERENCE_NUM_THREADS"] = int(num_threads)
+    compiled = core.compile_model(model, "CPU", config)
+    request = compiled.create_infer_request()
+    names = [port.get_any_name() for port in compiled.inputs]
+    missing = sorted(set(INPUT_NAMES) - {n for p in compiled.inputs for n in p.get_names()})
+    if missing:
+        raise ServingLoadError(f"{artifact.path}: OpenVINO model lacks inputs {missing}")
+    outputs = {name: next(p for p in compiled.outputs if name in p.get_names())
+               for name in SERVING_OUTPUTS}
+
+    def run(inputs: Arrays) -> Arrays:
+        result = request.infer({name: inputs[name] for name in names})
+        return {name: np.array(result[port], dtype=np.float32, copy=True)
+                for name, port in outputs.items()}
+
+    # What OpenVINO really runs: it falls back to f32 on CPUs without bf16 units.
+    run.runs = str(compiled.get_property("INFERENCE_PRECISION_HINT"))
+    return run
+
+
+# --- the loader --------------------------------------------------------------------------------
+
+class ServingModel:
+    """A loaded serving artifact: call it with the three inputs; `backend` names the engine."""
+
+    def __init__(self, artifact: Artifact, backend: str, run: Callable[[Arrays], Arrays]):
+        self.artifact = artifact
+        self.backend = backend
+        self._run = run
+        self.runs = getattr(run, "runs", None)  # the engine's own precision, where it says
+        if backend == "tflite":
+            self.max_seq_length = artifact.tflite_seq_length
+        else:
+            self.max_seq_length = artifact.max_seq_length
+
+    def __call__(self, inputs: Mapping[str, Any]) -> Arrays:
+        missing = [name for name in INPUT_NAMES if name not in inputs]
+        if missing:
+            raise ValueError(f"missing inputs {missing}; expected {list(INPUT_NAMES)}")
+        arrays = {name: np.asarray(inputs[name]) for name in INPUT_NAMES}
+        shape = arrays["input_word_ids"].shape
+        for name, value in arrays.items():
+            if value.ndim != 2 or value.shape != shape:
+                raise ValueError(f"{name}: expected [batch, seq] like input_word_ids {shape}, "
+                                 f"got {value.shape}")
+            if value.dtype not in (np.int32, np.int64):
+                raise ValueError(f"{name}: expected int32 or int64, got {value.dtype}")
+        if self.max_seq_length is not None and shape[1] > self.max_seq_length:
+            raise ValueError(f"sequence length {shape[1]} exceeds this artifact's maximum "
+                             f"{self.max_seq_length} ({self.artifact.path})")
+        return self._run({name: value.astype(np.int32, copy=False)
+                          for name, value in arrays.items()})
+
+
+def load_serving(path: str, backend: str = "auto", num_threads: int | None = None,
+                 precision: str | None = None) -> ServingModel:
+    """Loads `path` (see the module docstring) on `backend`. `num_threads`: the TFLite and
+    OpenVINO engines' threads (TensorFlow's are set at its start). `precision`: OpenVINO's
+    inference precision ("f32" or "bf16"; default: bf16 for a bfloat16 export)."""
+    if backend not in BACKENDS:
+        raise ServingLoadError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    artifact = Artifact(path)
+    chosen = auto_backend(artifact) if backend == "auto" else backend
+    if chosen not in artifact.engines():
+        raise ServingLoadError(f"{artifact.path}: backend {chosen!r} cannot run this artifact "
+                               f"(it can: {', '.join(artifact.engines())})")
+    if chosen == "tensorflow":
+        run = _tensorflow_engine(artifact, num_threads)
+    elif chosen == "tflite":
+        run = _tflite_engine(artifact, num_threads)
+    else:
+        run = _openvino_engine(artifact, num_threads, precision)
+    model = ServingModel(artifact, chosen, run)
+    source = {"tensorflow": artifact.saved_model, "tflite": artifact.tflite,
+              "openvino": artifact.openvino or artifact.saved_model}[chosen]
+    logging.info("load_serving: %s on %s%s (%s)", source, chosen,
+                 " (chosen by backend='auto')" if backend == "auto" else "",
+                 artifact.tflite_quantization if chosen == "tflite" else artifact.compute_dtype)
+    return model
+
+
+__all__ = ["BACKENDS", "ServingLoadError", "ServingModel", "cpu_features", "load_serving"]

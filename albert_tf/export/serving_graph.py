@@ -1,0 +1,109 @@
+"""The serving graph made for inference engines: the encoder's two outputs, weights frozen.
+
+The TF-Hub encoder export (`encoder_export.py`) is made for fine-tuning: variables, a
+`training` argument, every layer's `encoder_outputs`. A server needs none of that, and an engine
+handed it (OpenVINO's `convert_model`, TFLite's converter, TensorFlow's own grappler) has to
+carry the variable reads and the unused outputs through. The serving graph here is the same
+computation with:
+
+- only `sequence_output` and `pooled_output` (float32), from the three int32 `[batch, seq]`
+  inputs `input_word_ids`, `input_mask`, `input_type_ids`;
+- no `training` input (inference mode is traced in);
+- the weights frozen as constants, so each engine can fold, pre-pack and fuse them at load: in a
+  bfloat16 graph the cast of each shared weight to bfloat16 (12 applications of the one shared
+  layer in ALBERT-base) is constant-folded once at load instead of running on every call.
+
+The numbers are the Keras model's: freezing replaces variable reads by their values and nothing
+else (tests/export/test_serving.py checks 1e-5 against the Keras model).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+import tensorflow as tf
+from tensorflow.python.framework.convert_to_constants import (  # no public equivalent
+    convert_variables_to_constants_v2)
+
+from albert_tf.export.encoder_export import CONFIG_ASSET
+from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+
+SERVING_DIR = "serving"  # the frozen SavedModel inside an encoder export directory
+SERVING_OUTPUTS = ("sequence_output", "pooled_output")
+
+
+def serving_specs(seq_length: int | None = None) -> dict[str, tf.TensorSpec]:
+    """int32 `[batch, seq]` specs of the three inputs (`seq_length` None: any length)."""
+    return {name: tf.TensorSpec([None, seq_length], tf.int32, name=name) for name in INPUT_NAMES}
+
+
+def _outputs(encoder: AlbertEncoder, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+    out = encoder({name: inputs[name] for name in INPUT_NAMES}, training=False)
+    return {name: tf.cast(out[name], tf.float32) for name in SERVING_OUTPUTS}
+
+
+def frozen_serving_function(encoder: AlbertEncoder, seq_length: int | None = None
+                            ) -> tf.types.experimental.GenericFunction:
+    """A tf.function of the three int32 inputs (keyword arguments) → {sequence_output,
+    pooled_output}, whose graph holds the encoder's weights as constants."""
+    specs = serving_specs(seq_length)
+
+    @tf.function(input_signature=[specs[name] for name in INPUT_NAMES])
+    def live(input_word_ids, input_mask, input_type_ids):
+        return _outputs(encoder, {"input_word_ids": input_word_ids, "input_mask": input_mask,
+                                  "input_type_ids": input_type_ids})
+
+    concrete = live.get_concrete_function()
+    constant = convert_variables_to_constants_v2(concrete)
+
+    @tf.function(input_signature=[specs[name] for name in INPUT_NAMES])
+    def frozen(input_word_ids, input_mask, input_type_ids):
+        flat = constant(input_word_ids, input_mask, input_type_ids)
+        return tf.nest.pack_sequence_as(concrete.structured_outputs, flat, expand_composites=True)
+
+    return frozen
+
+
+def save_serving_model(encoder: AlbertEncoder, path: str) -> str:
+    """Writes a SavedModel whose only signature, `serving_default`, is the frozen serving graph
+    (no variables), with the encoder's config as the asset albert_config.json."""
+    module = tf.Module()
+    module.serve = frozen_serving_function(encoder)
+    with tempfile.TemporaryDirectory() as scratch:
+        config_file = os.path.join(scratch, CONFIG_ASSET)
+        encoder.config.to_json_file(config_file)
+        module.albert_config_file = tf.saved_model.Asset(config_file)
+        tf.saved_model.save(module, os.fspath(path), signatures={"serving_default": module.serve})
+    return os.fspath(path)
+
+
+def float32_copy(encoder: AlbertEncoder) -> AlbertEncoder:
+    """`encoder` itself when it computes in float32, else a float32 encoder with its weights
+    (for the TFLite and OpenVINO files, which are written in float32 and quantized by their own
+    converters)."""
+    if encoder.compute_dtype == "float32":
+        return encoder
+    import keras  # noqa: PLC0415  (only needed here)
+
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("float32")
+    try:
+        copy = AlbertEncoder(encoder.config)
+    finally:
+        keras.config.set_dtype_policy(previous)
+    copy.set_weights(encoder.get_weights())
+    return copy
+
+
+def config_asset_path(saved_model_dir: str) -> str:
+    """Where a SavedModel written here keeps its albert_config.json."""
+    return os.path.join(os.fspath(saved_model_dir), "assets", CONFIG_ASSET)
+
+
+def describe(encoder: AlbertEncoder) -> dict[str, Any]:
+    """What a loader needs to know that is not in the graph: the compute dtype and the longest
+    input the position embeddings allow."""
+    return {"compute_dtype": str(encoder.compute_dtype),
+            "max_seq_length": int(encoder.config.max_position_embeddings)}

@@ -1,0 +1,218 @@
+"""Serving artifacts and `load_serving` (issue 21): every artifact on every installed engine
+against the Keras model that made it.
+
+Bounds: float32 artifacts equal the Keras model within 1e-5 (frozen constants and other
+kernels change only the summation order); bfloat16 within 2^-5 of the outputs' largest
+magnitude (the bound of tests/export/test_bfloat16_export.py, derived there); dynamic int8 keeps
+a fine-tuned classifier's argmax on ≥ 99 % of a held-out set.
+"""
+
+import logging
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from absl import flags
+from absl import logging as absl_logging
+
+from albert_tf import checkpoints, export_tfhub
+from albert_tf.export import load_serving
+from albert_tf.export.serving import ServingLoadError, auto_backend, cpu_features, installed
+from albert_tf.export.serving_artifacts import write_serving_artifacts
+from albert_tf.models import AlbertClassifier, AlbertPretrainer
+from albert_tf.models.encoder import AlbertEncoder
+from tests.conftest import random_inputs, tiny_config
+
+KEYS = ("input_word_ids", "input_mask", "input_type_ids")
+TOLERANCE = 1e-5
+BF16_RELATIVE_TOLERANCE = 2.0 ** -5
+TFLITE_SEQ = 16
+ENGINES = ["tensorflow", "tflite"] + (["openvino"] if installed("openvino") else [])
+
+
+def _encoder_inputs(config, batch, seq, seed=0):
+    inputs = random_inputs(config, batch=batch, seq=seq, seed=seed)
+    return {k: inputs[k] for k in KEYS}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """A tiny checkpoint exported by `export_tfhub` (its flags, in process) with a float32
+    TFLite file and, where installed, the OpenVINO IR; and the Keras model of those weights."""
+    config = tiny_config(vocab_size=1000, initializer_range=0.1)
+    pretrainer = AlbertPretrainer(config)
+    root = tmp_path_factory.mktemp("serving_export")
+    checkpoint = checkpoints.save_original_checkpoint(pretrainer, str(root / "ckpt" / "model.ckpt"))
+    config_file = str(root / "albert_config.json")
+    config.to_json_file(config_file)
+    path = str(root / "encoder")
+    values = {"albert_config_file": config_file, "checkpoint": checkpoint, "export_path": path,
+              "tflite_quantization": "none", "tflite_seq_length": str(TFLITE_SEQ),
+              "openvino_ir": str(installed("openvino")).lower()}
+    for name, value in values.items():  # each through its own parser (see test_bfloat16_export)
+        flags.FLAGS[name].parse(value)
+    flags.FLAGS.mark_as_parsed()
+    try:
+        export_tfhub.main([])
+    finally:
+        flags.FLAGS.unparse_flags()
+    return path, pretrainer.encoder
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_float32_artifacts_equal_the_keras_model_on_every_engine(exported, engine):
+    path, encoder = exported
+    model = load_serving(path, backend=engine, num_threads=1)
+    assert model.backend == engine
+    for batch, seq, dtype in ((1, TFLITE_SEQ, np.int32), (4, 11, np.int64)):
+        inputs = _encoder_inputs(encoder.config, batch, seq, seed=batch)
+        want = encoder(inputs, training=False)
+        got = model({k: v.astype(dtype) for k, v in inputs.items()})
+        assert sorted(got) == ["pooled_output", "sequence_output"]
+        for name in got:
+            assert got[name].dtype == np.float32
+            assert got[name].shape == tuple(want[name].shape)
+            np.testing.assert_allclose(got[name], want[name].numpy(), atol=TOLERANCE, rtol=0)
+
+
+def test_serving_graph_is_frozen_and_minimal_and_the_hub_signature_is_unchanged(exported):
+    path, _ = exported
+    serving = tf.saved_model.load(os.path.join(path, "serving")).signatures["serving_default"]
+    assert len(serving.variables) == 0  # weights are constants
+    assert sorted(serving.structured_input_signature[1]) == sorted(KEYS)  # no `training`
+    assert sorted(serving.structured_outputs) == ["pooled_output", "sequence_output"]
+    hub = tf.saved_model.load(path)
+    assert len(hub.signatures["serving_default"].variables) > 0
+    assert "encoder_outputs_1" in hub.signatures["serving_default"].structured_outputs
+    assert len(hub.trainable_variables) > 0
+
+
+def test_auto_names_the_engine_it_picks(exported, caplog):
+    path, _ = exported
+    verbosity = absl_logging.get_verbosity()
+    absl_logging.set_verbosity(absl_logging.INFO)
+    try:
+        with caplog.at_level(logging.INFO):
+            model = load_serving(path)
+    finally:
+        absl_logging.set_verbosity(verbosity)
+    expected = "tensorflow"  # a float32 export: TensorFlow on its frozen graph, on any CPU
+    assert model.backend == expected
+    lines = [r.getMessage() for r in caplog.records if "load_serving" in r.getMessage()]
+    assert len(lines) == 1 and expected in lines[0] and "auto" in lines[0], lines
+    # Whatever the CPU and the packages; a .tflite file only on TFLite.
+    from albert_tf.export.serving import Artifact
+
+    amx = dict.fromkeys(cpu_features(""), False) | {"amx_bf16": True}
+    assert auto_backend(Artifact(path), amx, have=lambda name: True) == "tensorflow"
+    lite = os.path.join(path, "albert_encoder.tflite")
+    assert load_serving(lite).backend == "tflite"
+
+
+def test_bad_paths_engines_and_inputs_fail_with_one_clear_line(exported, tmp_path):
+    path, encoder = exported
+    with pytest.raises(ServingLoadError, match=r"missing_dir: does not exist; expected .*"
+                                               r"saved_model\.pb.*\.tflite.*\.xml"):
+        load_serving(str(tmp_path / "missing_dir"))
+    with pytest.raises(ServingLoadError, match="empty: not a serving artifact"):
+        os.makedirs(tmp_path / "empty")
+        load_serving(str(tmp_path / "empty"))
+    with pytest.raises(ServingLoadError, match="backend must be one of"):
+        load_serving(path, backend="cuda")
+    model = load_serving(path, backend="tflite")
+    with pytest.raises(ValueError, match=f"sequence length 17 exceeds .* maximum {TFLITE_SEQ}"):
+        model(_encoder_inputs(encoder.config, 1, TFLITE_SEQ + 1))
+    with pytest.raises(ValueError, match="input_mask: expected int32 or int64, got float32"):
+        inputs = _encoder_inputs(encoder.config, 1, 4)
+        model({**inputs, "input_mask": inputs["input_mask"].astype(np.float32)})
+    with pytest.raises(ValueError, match="missing inputs"):
+        model({"input_word_ids": np.zeros((1, 4), np.int32)})
+
+
+def test_bfloat16_serving_graph_within_the_stated_bound(tmp_path):
+    """A mixed_bfloat16 encoder's serving artifacts vs the float32 model of the same weights."""
+    config = tiny_config(vocab_size=1000, initializer_range=0.1)
+    fp32 = AlbertEncoder(config)
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        bf16 = AlbertEncoder(config)
+    finally:
+        keras.config.set_dtype_policy(previous)
+    bf16.set_weights(fp32.get_weights())
+    path = str(tmp_path / "bf16")
+    os.makedirs(path)
+    manifest = write_serving_artifacts(bf16, path, openvino_ir=installed("openvino"))
+    assert manifest["compute_dtype"] == "bfloat16"
+    from albert_tf.export.serving import Artifact
+
+    none = dict.fromkeys(cpu_features(""), False)
+    for features, have, expected in ((none | {"avx512_bf16": True}, True, "openvino"),
+                                     (none, True, "tensorflow"),
+                                     (none | {"amx_bf16": True}, False, "tensorflow")):
+        assert auto_backend(Artifact(path), features, lambda name, h=have: h) == expected
+    inputs = _encoder_inputs(config, 3, 12)
+    want = fp32(inputs, training=False)
+    for engine in ["tensorflow"] + (["openvino"] if installed("openvino") else []):
+        got = load_serving(path, backend=engine)(inputs)
+        for name in ("pooled_output", "sequence_output"):
+            scale = float(np.abs(want[name].numpy()).max())
+            error = float(np.abs(got[name] - want[name].numpy()).max()) / scale
+            assert error <= BF16_RELATIVE_TOLERANCE, (engine, name, error)
+        if engine == "tensorflow":  # really bf16: not bit-equal to float32
+            assert float(np.abs(got["pooled_output"] - want["pooled_output"].numpy()).max()) > 0
+
+
+def _bag_of_words_task(count: int, seq: int, vocab: int, seed: int):
+    """Label 1 when most of a row's tokens are below vocab/2: a task a 2-layer model learns in
+    a few hundred steps, with margins like a real fine-tuned classifier's."""
+    rng = np.random.default_rng(seed)
+    share = rng.uniform(0.1, 0.9, (count, 1))
+    low = rng.uniform(size=(count, seq)) < share
+    ids = np.where(low, rng.integers(2, vocab // 2, (count, seq)),
+                   rng.integers(vocab // 2, vocab, (count, seq))).astype(np.int32)
+    labels = (low.mean(axis=1) > 0.5).astype(np.int32)
+    inputs = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
+              "input_type_ids": np.zeros_like(ids)}
+    return inputs, labels
+
+
+def test_dynamic_int8_keeps_a_fine_tuned_classifiers_argmax(tmp_path, capsys):
+    keras.utils.set_random_seed(1)
+    config = tiny_config(vocab_size=100)
+    classifier = AlbertClassifier(config, 2)
+    train, train_labels = _bag_of_words_task(2048, TFLITE_SEQ, config.vocab_size, seed=0)
+    dev, _ = _bag_of_words_task(400, TFLITE_SEQ, config.vocab_size, seed=1)
+    model = keras.Model(classifier.input, classifier(classifier.input)["logits"])
+    model.compile(optimizer=keras.optimizers.Adam(3e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    history = model.fit(train, train_labels, batch_size=64, epochs=4, verbose=0)
+    assert history.history["accuracy"][-1] > 0.9  # it did learn the task
+    path = str(tmp_path / "int8")
+    os.makedirs(path)
+    write_serving_artifacts(classifier.encoder, path, tflite_quantization="dynamic_int8",
+                            tflite_seq_length=TFLITE_SEQ)
+    int8 = load_serving(path, backend="tflite")
+    assert int8.artifact.tflite_quantization == "dynamic_int8"
+    pooled = int8(dev)["pooled_output"]
+    want_pooled = classifier.encoder(dev, training=False)["pooled_output"].numpy()
+    logits = classifier.classifier_head(tf.constant(pooled), training=False).numpy()
+    want = classifier(dev, training=False)["logits"].numpy()
+    agreement = float(np.mean(logits.argmax(-1) == want.argmax(-1)))
+    difference = float(np.abs(pooled - want_pooled).max())
+    with capsys.disabled():
+        print(f"\nint8 encoder TFLite: argmax agreement {agreement:.4f} on {len(want)} dev rows, "
+              f"max |pooled int8 − fp32| = {difference:.3g} (pooled max |x| "
+              f"{np.abs(want_pooled).max():.3g})")
+    assert agreement >= 0.99
+    assert 0 < difference < 0.1 * float(np.abs(want_pooled).max())  # quantized, not broken
+
+
+def test_cpu_features_read_from_cpuinfo_text():
+    text = "processor : 0\nflags : fpu avx2 avx512_vnni amx_bf16\n"
+    assert cpu_features(text) == {"avx512_bf16": False, "amx_bf16": True, "amx_int8": False,
+                                  "avx512_vnni": True}
+    assert cpu_features("") == dict.fromkeys(cpu_features(""), False)
