@@ -19,12 +19,17 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import errno
 import sys
 from typing import Any, Callable, Sequence
 
 from absl import app, flags, logging
 
 from albert_tf.training import flags as training_flags
+
+
+# ENOSPC (no space left), EFBIG (file too large), EDQUOT (quota exceeded).
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
 
 
 def flags_parser(name: str) -> Callable[[list[str]], list[str]]:
@@ -62,6 +67,13 @@ def run_script(name: str, argv: Sequence[str], run: Callable[[], Any]) -> None:
             ValueError, WorkerLostError, OutputWriteError) as e:
         logging.debug("traceback", exc_info=True)
         print(f"{name}: error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except OSError as e:  # a full disk (or file-size limit) where no writer named it itself
+        if e.errno not in DISK_FULL_ERRNOS:
+            raise
+        logging.debug("traceback", exc_info=True)
+        print(f"{name}: error: {e.filename or 'an output file'}: {e.strerror} while writing "
+              "(a full disk or a file-size limit)", file=sys.stderr)
         sys.exit(1)
 
 

@@ -4,8 +4,6 @@ signals at a chosen step, and exact comparisons of checkpoints."""
 from __future__ import annotations
 
 import os
-import shutil
-import signal
 
 import numpy as np
 import tensorflow as tf
@@ -44,9 +42,7 @@ def signal_at_step(args: list[str], step: int, signum: int, timeout: float = 240
         run.process.kill()
 
 
-def copy_run(source: str, target: str) -> str:
-    shutil.copytree(source, target)
-    return target
-
-
-__all__ = ["assert_identical", "checkpoint_values", "copy_run", "signal", "signal_at_step"]
+def checkpoint_steps(directory) -> list[int]:
+    """The steps of the `model.ckpt-<step>.index` files in `directory`."""
+    return sorted(int(name[len("model.ckpt-"):-len(".index")]) for name in os.listdir(directory)
+                  if name.startswith("model.ckpt-") and name.endswith(".index"))

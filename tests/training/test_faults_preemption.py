@@ -22,52 +22,26 @@ from tests.text_assets import text_assets  # noqa: F401  (session fixture)
 GLUE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "glue")
 
 
-@pytest.fixture(scope="module")
-def dropout_config(tmp_path_factory) -> str:
-    path = tmp_path_factory.mktemp("faults") / "dropout_config.json"
-    tiny_config(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1).to_json_file(path)
-    return str(path)
+def preempt_and_resume(command: list[str], out, step: int) -> None:
+    """SIGTERM at `step` (no checkpoint step): exit 143, one line naming the one new
+    checkpoint, of `step`; the same command again resumes from it and ends with status 0."""
+    status, log = fault_runs.signal_at_step(command, step, signal.SIGTERM)
+    assert status == 143, log[-3000:]
+    saved = [line for line in log.splitlines() if f"model.ckpt-{step} " in line]
+    assert len(saved) == 1 and "SIGTERM" in saved[0] and "status 143" in saved[0], log[-3000:]
+    assert max(fault_runs.checkpoint_steps(out)) == step
+    resumed = processes.run([*fault_runs.PAUSE_SCRIPT, *command], timeout=240,
+                            TEST_PAUSE_AT_STEP=str(step))
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert f"model.ckpt-{step} at step {step}" in resumed.stdout + resumed.stderr
 
 
-def pretraining_flags(pretraining_files, config: str) -> list[str]:
-    _, _, common = pretraining_files
-    return [*common, f"--albert_config_file={config}", "--deterministic", "--train_batch_size=8",
-            "--num_train_steps=12", "--save_checkpoints_steps=4", "--iterations_per_loop=1",
-            "--log_steps=1"]
-
-
-def checkpoint_steps(directory) -> list[int]:
-    return sorted(int(name[len("model.ckpt-"):-len(".index")]) for name in os.listdir(directory)
-                  if name.startswith("model.ckpt-") and name.endswith(".index"))
-
-
-def preempt_and_resume(command: list[str], reference: list[str], out, step: int) -> str:
-    """SIGTERM at `step`, checks, reruns `command`; returns the two runs' output."""
-    reference_run = processes.Output(processes.start(reference))
-    try:
-        status, log = fault_runs.signal_at_step(command, step, signal.SIGTERM)
-        assert status == 143, log[-3000:]
-        saved = [line for line in log.splitlines() if f"model.ckpt-{step} " in line]
-        assert len(saved) == 1 and "SIGTERM" in saved[0] and "status 143" in saved[0], log[-3000:]
-        assert step in checkpoint_steps(out) and max(checkpoint_steps(out)) == step
-        resumed = processes.run([*fault_runs.PAUSE_SCRIPT, *command], timeout=240,
-                                TEST_PAUSE_AT_STEP=str(step))
-        assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-        assert f"model.ckpt-{step} at step {step}" in resumed.stdout + resumed.stderr
-        ref_status, ref_log = reference_run.finish(timeout=240)
-        assert ref_status == 0, ref_log[-3000:]
-    finally:
-        reference_run.process.kill()
-    return log + resumed.stdout + resumed.stderr
-
-
-def test_sigterm_pretraining_resumes_exactly(tmp_path, pretraining_files, dropout_config):
-    flags = pretraining_flags(pretraining_files, dropout_config)
-    out, ref = tmp_path / "run", tmp_path / "ref"
-    preempt_and_resume(["run_pretraining.py", *flags, f"--output_dir={out}"],
-                       ["run_pretraining.py", *flags, f"--output_dir={ref}"], out, step=6)
-    fault_runs.assert_identical(str(out / "model.ckpt-12"),
-                                fault_runs.checkpoint_values(str(ref / "model.ckpt-12")), 60)
+def test_sigterm_pretraining_resumes_exactly(tmp_path, fault_run):
+    flags, reference = fault_run
+    out = tmp_path / "run"
+    preempt_and_resume(["run_pretraining.py", *flags, f"--output_dir={out}"], out, step=6)
+    fault_runs.assert_identical(str(out / "model.ckpt-12"), fault_runs.checkpoint_values(
+        os.path.join(reference, "model.ckpt-12")), 60)
 
 
 def test_sigterm_run_classifier_resumes_exactly(tmp_path, text_assets):  # noqa: F811
@@ -80,8 +54,13 @@ def test_sigterm_run_classifier_resumes_exactly(tmp_path, text_assets):  # noqa:
               "--train_step=8", "--save_checkpoints_steps=4", "--iterations_per_loop=1",
               "--log_steps=1", "--seed=1", "--deterministic", "--do_train"]
     out, ref = tmp_path / "run", tmp_path / "ref"
-    preempt_and_resume([*common, f"--output_dir={out}"], [*common, f"--output_dir={ref}"],
-                       out, step=5)
+    reference = processes.Output(processes.start([*common, f"--output_dir={ref}"]))
+    try:
+        preempt_and_resume([*common, f"--output_dir={out}"], out, step=5)
+        status, log = reference.finish(timeout=240)
+        assert status == 0, log[-3000:]
+    finally:
+        reference.process.kill()
     fault_runs.assert_identical(str(out / "model.ckpt-8"),
                                 fault_runs.checkpoint_values(str(ref / "model.ckpt-8")), 20)
 
@@ -107,7 +86,7 @@ def test_sigint_in_process_saves_the_last_step(tmp_path):
         trainer.train(synthetic.dataset_fn(8))
     assert caught.value.exit_status == 130 and caught.value.step == 3
     assert caught.value.checkpoint == str(tmp_path / "model.ckpt-3")
-    assert checkpoint_steps(tmp_path) == [3]
+    assert fault_runs.checkpoint_steps(tmp_path) == [3]
     assert signal.getsignal(signal.SIGINT) is before
     values = fault_runs.checkpoint_values(str(tmp_path / "model.ckpt-3"))
     assert int(values["global_step/.ATTRIBUTES/VARIABLE_VALUE"]) == 3
