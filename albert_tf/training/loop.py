@@ -425,8 +425,14 @@ class Trainer:
                                      self.config.output_dir)
             try:
                 logs = self._train_steps(iterator, guard)
-            finally:
-                guard.close()
+            except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
+                    tf.errors.AbortedError) as e:
+                # Any collective (the step's, a metric's read or reset) fails once a peer
+                # is lost. (The guard is not closed: its threads may wait on the lost peer.)
+                if not preemption.is_multi_worker(self.strategy):
+                    raise
+                raise self._worker_lost(e) from None
+            guard.close()
             if watch.is_set():  # the signal came during the last steps: all is saved
                 step = int(self.global_step.numpy())
                 raise preemption.preempted(watch.received, step, self._save_current()[1])
@@ -440,20 +446,13 @@ class Trainer:
             self._last_saved = step
         return step, self.checkpoint.prefix(step)
 
-    def _run_loop(self, guard, iterator, n: int):
-        """One call of the compiled loop through the preemption guard; a lost peer of a
-        multi-worker run becomes one WorkerLostError line."""
-        try:
-            return guard.run(self._train_loop_fn, iterator, tf.constant(n, tf.int64))
-        except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
-                tf.errors.AbortedError) as e:
-            if not preemption.is_multi_worker(self.strategy):
-                raise
-            lost = distribute.lost_peer_description(e, distribute.own_task(self.strategy))
-            raise WorkerLostError(
-                f"training stopped at step {int(self.global_step.numpy())}: {lost}; restart "
-                f"every worker with the same command to resume from "
-                f"{self.checkpoint.latest() or '(no checkpoint yet)'}") from None
+    def _worker_lost(self, error: Exception) -> WorkerLostError:
+        """A multi-worker peer is lost: one line naming it and the checkpoint to resume from."""
+        lost = distribute.lost_peer_description(error, distribute.own_task(self.strategy))
+        return WorkerLostError(
+            f"training stopped at step {int(self.global_step.numpy())}: {lost}; restart every "
+            f"worker with the same command to resume from "
+            f"{self.checkpoint.latest() or '(no checkpoint yet)'}")
 
     def _train_steps(self, iterator, guard) -> dict[str, float]:
         """The loop of `train`: compiled-loop calls, logs and checkpoints to num_train_steps."""
@@ -471,7 +470,8 @@ class Trainer:
             n = min(cfg.iterations_per_loop, total - step, until(cfg.log_steps),
                     until(cfg.save_checkpoints_steps))
             start = time.perf_counter()
-            loss_sum, steps, last_loss, norm_sum, norm_steps = self._run_loop(guard, iterator, n)
+            loss_sum, steps, last_loss, norm_sum, norm_steps = guard.run(
+                self._train_loop_fn, iterator, tf.constant(n, tf.int64))
             steps = int(steps)
             window_time += time.perf_counter() - start
             step = int(self.global_step.numpy())
