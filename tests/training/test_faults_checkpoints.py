@@ -11,6 +11,7 @@ checkpoint restores. The side-car evaluator waits for a checkpoint that is not c
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import resource
@@ -196,3 +197,24 @@ def test_side_car_waits_for_a_complete_checkpoint(tmp_path):
                               ready=lambda prefix: checkpoint_problem(prefix) is None,
                               clock=lambda: now[0], sleep=sleep)
     assert done == evaluated == [1, 3] and len(sleeps) == 2
+
+
+def test_a_full_disk_elsewhere_is_one_line(capsys):
+    """ENOSPC/EFBIG from a writer that does not name its file itself: the scripts' one line
+    names the file the OSError carries, exit status 1."""
+    from albert_tf import cli
+
+    def run():
+        raise OSError(errno.ENOSPC, "No space left on device", "/out/train.tf_record")
+
+    with pytest.raises(SystemExit) as caught:
+        cli.run_script("run_classifier", ["run_classifier.py"], run)
+    assert caught.value.code == 1
+    assert capsys.readouterr().err == ("run_classifier: error: /out/train.tf_record: No space "
+                                       "left on device while writing (a full disk or a "
+                                       "file-size limit)\n")
+    def denied():
+        raise OSError(errno.EACCES, "Permission denied")
+
+    with pytest.raises(OSError):  # other OSErrors keep their traceback
+        cli.run_script("run_classifier", ["run_classifier.py"], denied)

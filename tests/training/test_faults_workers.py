@@ -70,3 +70,26 @@ def test_killed_worker_is_reported_and_the_restart_resumes(tmp_path, fault_run):
         assert "model.ckpt-4 at step 4" in log
     fault_runs.assert_identical(str(out / "model.ckpt-12"), fault_runs.checkpoint_values(
         str(tmp_path / "ref" / "model.ckpt-12")), 60)
+
+
+def test_lost_peer_is_named_from_either_error_tensorflow_gives():
+    """The two messages seen on the survivor: worker 1 lost (the coordination service's
+    heartbeat report) and worker 0, the service's host, lost (connection refused)."""
+    from albert_tf.training.distribute import lost_peer_description
+
+    heartbeats = ("{{function_node __wrapped__CollectiveReduceV2_device_/job:worker/replica:0/"
+                  "task:0/device:CPU:0}} Collective ops is aborted by: Error reported from "
+                  "/job:worker/task:1: The following tasks are unhealthy (stopped sending "
+                  "heartbeats):\n/job:worker/replica:0/task:1\nThe tasks have crashed.")
+    refused = ("Collective ops is aborted by: failed to connect to all addresses; last error: "
+               "UNKNOWN: ipv4:127.0.0.1:25263: Failed to connect to remote host: Connection "
+               "refused\nAdditional GRPC error information from remote target /job:worker/"
+               "replica:0/task:0 while calling /tensorflow.WorkerService/CompleteInstance:")
+    assert lost_peer_description(Exception(heartbeats), "/job:worker/replica:0/task:0") == (
+        "lost peer worker /job:worker/replica:0/task:1 (killed, crashed or unreachable: "
+        "stopped sending heartbeats to the coordination service)")
+    described = lost_peer_description(Exception(refused), "/job:worker/replica:0/task:1")
+    assert described.startswith("lost peer worker /job:worker/replica:0/task:0 (killed, "
+                                "crashed or unreachable: Collective ops is aborted by: failed")
+    assert lost_peer_description(Exception("something else")) == (
+        "a collective operation failed (something else)")
