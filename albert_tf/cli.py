@@ -3,9 +3,11 @@
 `run_from_flags` turns the parsed flags into the run's options and strategy; `run_script`
 is the scripts' `main`. Bad input — a config, checkpoint or tokenizer that does not fit, a
 missing file, an inconsistent option (all ValueErrors or the types below) — or a diverged
-run, or a side-car evaluator that waited --eval_timeout_secs in vain, ends the script
-with one line `<script>: error: <message>` on stderr and exit status 1, not a traceback
-(`--verbosity=1` logs it). Other exceptions propagate with their traceback.
+run, or a side-car evaluator that waited --eval_timeout_secs in vain, or a full disk
+(`OutputWriteError`), or a lost peer worker, ends the script with one line
+`<script>: error: <message>` on stderr and exit status 1, not a traceback (`--verbosity=1`
+logs it). A run preempted by SIGTERM/SIGINT exits 143/130 after its checkpoint
+(docs/faults.md). Other exceptions propagate with their traceback.
 
 Example:
     >>> def run():
@@ -17,12 +19,17 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import errno
 import sys
 from typing import Any, Callable, Sequence
 
 from absl import app, flags, logging
 
 from albert_tf.training import flags as training_flags
+
+
+# ENOSPC (no space left), EFBIG (file too large), EDQUOT (quota exceeded).
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
 
 
 def flags_parser(name: str) -> Callable[[list[str]], list[str]]:
@@ -49,14 +56,24 @@ def run_script(name: str, argv: Sequence[str], run: Callable[[], Any]) -> None:
     # imports TensorFlow, so errors found before the run needs it report at once.
     # pylint: disable=import-outside-toplevel
     from albert_tf.training.checkpoint_poll import CheckpointWaitTimeout
-    from albert_tf.training.errors import NonFiniteLossError
+    from albert_tf.training.errors import (NonFiniteLossError, OutputWriteError,
+                                           TrainingPreempted, WorkerLostError)
 
     try:
         run()
+    except TrainingPreempted as e:  # its one line is logged; 143 (SIGTERM) / 130 (SIGINT)
+        sys.exit(e.exit_status)
     except (NonFiniteLossError, CheckpointWaitTimeout, NotImplementedError, FileNotFoundError,
-            ValueError) as e:
+            ValueError, WorkerLostError, OutputWriteError) as e:
         logging.debug("traceback", exc_info=True)
         print(f"{name}: error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except OSError as e:  # a full disk (or file-size limit) where no writer named it itself
+        if e.errno not in DISK_FULL_ERRNOS:
+            raise
+        logging.debug("traceback", exc_info=True)
+        print(f"{name}: error: {e.filename or 'an output file'}: {e.strerror} while writing "
+              "(a full disk or a file-size limit)", file=sys.stderr)
         sys.exit(1)
 
 

@@ -33,6 +33,7 @@ from albert_tf.finetuning.inference import Predictor
 from albert_tf.finetuning.warm_start import RestoreReport, restore_initial_weights
 from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
 from albert_tf.training.checkpoint_poll import PollSettings, follow_checkpoints
+from albert_tf.training.checkpointing import checkpoint_problem
 from albert_tf.training.summaries import write_scalars
 
 
@@ -292,6 +293,7 @@ class FineTuningRun(abc.ABC):
         follow_checkpoints(lambda: numbered_checkpoints(self.opts.output_dir), evaluate,
                            final_step, evaluator.last_step, settings, self.opts.output_dir,
                            final_step_flag="--train_step",
+                           ready=lambda prefix: checkpoint_problem(prefix) is None,
                            hint=(" (To evaluate the initial weights instead of following a "
                                  "training run, pass --train_step=0.)"
                                  if self.has_initial_weights else ""))

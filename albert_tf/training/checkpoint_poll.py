@@ -8,7 +8,10 @@ TensorFlow and of any task: `list_checkpoints()` gives the (step, prefix) pairs 
 each step past the last one evaluated goes to `evaluate(step, prefix)` exactly once, in
 step order, and the loop sleeps `poll_secs` between looks. Unlike the original, which waits
 forever, it gives up with `CheckpointWaitTimeout` after `timeout_secs` without a new
-checkpoint. Used by run_pretraining, run_classifier and run_race.
+checkpoint. A checkpoint that is not complete yet (`ready(prefix)` False: still being
+written, or cut short by a killed trainer) is not evaluated: the loop waits for it, or passes
+over it once a newer complete one is there (docs/faults.md). Used by run_pretraining,
+run_classifier and run_race.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ def follow_checkpoints(list_checkpoints: Callable[[], Sequence[tuple[int, str]]]
                        evaluate: Callable[[int, str], object], final_step: int,
                        last_evaluated: int, settings: PollSettings, directory: str,
                        final_step_flag: str = "--train_step", hint: str = "",
+                       ready: Callable[[str], bool] = lambda prefix: True,
                        clock: Callable[[], float] = time.monotonic,
                        sleep: Callable[[float], None] = time.sleep) -> list[int]:
     """Evaluates every checkpoint past `last_evaluated` until one at `final_step` or later
@@ -63,6 +67,8 @@ def follow_checkpoints(list_checkpoints: Callable[[], Sequence[tuple[int, str]]]
       directory, final_step_flag: named in the log and in the timeout's message.
       hint: appended to the timeout's message (and logged while waiting for the first
         checkpoint).
+      ready: prefix → whether that checkpoint is complete (e.g. checkpointing's
+        `checkpoint_problem(prefix) is None`); an incomplete one is logged once and left.
       clock, sleep: time.monotonic and time.sleep, replaceable in tests.
 
     Raises:
@@ -78,8 +84,18 @@ def follow_checkpoints(list_checkpoints: Callable[[], Sequence[tuple[int, str]]]
                  final_step, final_step_flag, settings.poll_secs, settings.timeout_secs)
     since = clock()
     waiting = False
+    reported: set[str] = set()
     while done < final_step:
-        pending = sorted((step, prefix) for step, prefix in list_checkpoints() if step > done)
+        pending = []
+        for step, prefix in sorted(list_checkpoints()):
+            if step <= done:
+                continue
+            if ready(prefix):
+                pending.append((step, prefix))
+            elif prefix not in reported:
+                reported.add(prefix)
+                logging.warning("%s is not complete yet (being written, or cut short): not "
+                                "evaluated until it is, or passed over for a newer one", prefix)
         if pending:
             waiting = False
             for step, prefix in pending:

@@ -6,19 +6,35 @@ every model that contains the encoder, so a GLUE or SQuAD run can warm-start fro
 pretraining checkpoint by name, and nothing depends on how layers store their sublayers.
 Dropout RNG states are saved too (by order), so a resumed run draws the same masks.
 Files are named `model.ckpt-<step>.*` as the original's Estimator checkpoints.
+
+Faults (docs/faults.md): a checkpoint is written, then read back whole (every tensor,
+checksums included) before the `checkpoint` state file names it and before `max_to_keep`
+deletes an older one; a failed write (a full disk) removes what it left and raises
+`CheckpointWriteError`, the previous checkpoints untouched. A resume takes the newest
+*complete* checkpoint, saying in one warning line which newer ones it passed over (an
+`.index` without its data, a truncated `.data` file, a state file naming a missing prefix).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Iterable
 
 import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.training.errors import OutputWriteError
+
 CHECKPOINT_NAME = "model.ckpt"
 _SEED_STATE = "seed_generator_state"
+_NUMBERED = re.compile(r"^" + re.escape(CHECKPOINT_NAME) + r"-(\d+)\.index$")
+
+
+class CheckpointWriteError(OutputWriteError):
+    """A checkpoint could not be written (e.g. the disk is full): one line naming the prefix;
+    the partial files are removed and the previous checkpoints are intact."""
 
 
 def _tf_variable(variable: Any) -> tf.Variable:
@@ -87,6 +103,81 @@ def load_model_weights(model: keras.Model, path: str, allow_missing: bool = True
     return loaded, missing
 
 
+def error_phrase(error: BaseException) -> str:
+    """An error's first line without TensorFlow's op decorations ({{function_node …}},
+    [Op:…])."""
+    message = (getattr(error, "message", None) or str(error)).strip()
+    line = message.splitlines()[0] if message else type(error).__name__
+    line = re.sub(r"\{\{[^}]*\}\}\s*|\s*\[Op:[^\]]*\]", "", line).strip()
+    return line or type(error).__name__
+
+
+def checkpoint_problem(prefix: str) -> str | None:
+    """None when the checkpoint at `prefix` is complete and readable, else why not (a phrase).
+
+    Reads every tensor back (one at a time, through the same op a restore uses), so a missing
+    or truncated `.data` shard and a checksum mismatch are found, not only a missing index.
+    """
+    if not tf.io.gfile.exists(prefix + ".index"):
+        return "its .index file is missing"
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        for name, dtype in reader.get_variable_to_dtype_map().items():
+            tf.raw_ops.RestoreV2(prefix=prefix, tensor_names=[name], shape_and_slices=[""],
+                                 dtypes=[dtype])
+    except (tf.errors.OpError, ValueError) as e:
+        return error_phrase(e)
+    return None
+
+
+def numbered_prefixes(directory: str) -> dict[int, str]:
+    """{step: prefix} of every `model.ckpt-<step>` whose `.index` is in `directory`, plus the
+    prefix the directory's `checkpoint` state file names (whether or not its files exist)."""
+    found: dict[int, str] = {}
+    if not tf.io.gfile.isdir(directory):
+        return found
+    for name in tf.io.gfile.listdir(directory):
+        match = _NUMBERED.match(name)
+        if match:
+            found[int(match.group(1))] = os.path.join(directory, name[:-len(".index")])
+    try:
+        state = tf.train.get_checkpoint_state(directory)
+    except (tf.errors.OpError, ValueError):  # an unreadable state file: the files decide
+        state = None
+    named = state.model_checkpoint_path if state else ""
+    if named:
+        path = named if os.path.isabs(named) else os.path.join(directory, named)
+        match = _NUMBERED.match(os.path.basename(path) + ".index")
+        if match:
+            found.setdefault(int(match.group(1)), path)
+    return found
+
+
+def newest_complete(directory: str) -> tuple[str | None, list[str]]:
+    """(the newest complete checkpoint of `directory` or None, the newer ones passed over as
+    "<prefix> (<why>)")."""
+    skipped = []
+    for step, prefix in sorted(numbered_prefixes(directory).items(), reverse=True):
+        problem = checkpoint_problem(prefix)
+        if problem is None:
+            return prefix, skipped
+        skipped.append(f"{prefix} ({problem})")
+    return None, skipped
+
+
+def remove_checkpoint_files(prefix: str) -> None:
+    """Deletes `prefix.index`, its `.data` shards and the `prefix_temp` directory TensorFlow
+    writes shards to before merging them (what a failed write may leave)."""
+    for name in tf.io.gfile.glob(prefix + ".*"):
+        if name.endswith(".index") or ".data-" in name:
+            tf.io.gfile.remove(name)
+    for name in tf.io.gfile.glob(prefix + "_temp*"):
+        if tf.io.gfile.isdir(name):
+            tf.io.gfile.rmtree(name)
+        else:
+            tf.io.gfile.remove(name)
+
+
 class TrainingCheckpoint:
     """tf.train.CheckpointManager over model + optimizer + global step (+ input iterator).
 
@@ -130,8 +221,8 @@ class TrainingCheckpoint:
         return self._manager
 
     def latest(self) -> str | None:
-        """The newest checkpoint in the (chief's) directory, or None."""
-        return tf.train.latest_checkpoint(self.directory)
+        """The newest complete checkpoint in the (chief's) directory, or None."""
+        return newest_complete(self.directory)[0]
 
     def restore(self, path: str) -> None:
         """Restores everything attached; every attached object must be in the checkpoint."""
@@ -140,12 +231,19 @@ class TrainingCheckpoint:
     def restore_latest(self) -> str | None:
         """Restores the newest checkpoint of `directory` if there is one; returns its path.
 
-        A non-chief worker prefers its own copy of the same step (its input position).
+        Incomplete newer checkpoints are passed over with one warning line. A non-chief
+        worker prefers its own copy of the same step (its input position).
         """
-        path = self.latest()
+        for stale in tf.io.gfile.glob(os.path.join(self._write_dir, f"{CHECKPOINT_NAME}-*_temp*")):
+            if tf.io.gfile.isdir(stale):  # shards of a write that was killed before merging
+                tf.io.gfile.rmtree(stale)
+        path, skipped = newest_complete(self.directory)
+        if skipped:
+            logging.warning("Incomplete checkpoint(s) %s: resuming from the newest complete "
+                            "one, %s", "; ".join(skipped), path or "(none: starting afresh)")
         if path and not self.is_chief:
-            own = tf.train.latest_checkpoint(self._write_dir)
-            if own and own.rsplit("-", 1)[-1] == path.rsplit("-", 1)[-1]:
+            own = os.path.join(self._write_dir, os.path.basename(path))
+            if checkpoint_problem(own) is None:
                 path = own
             else:
                 logging.warning("worker %s: no own checkpoint for %s; its input restarts from "
@@ -154,7 +252,37 @@ class TrainingCheckpoint:
             self.restore(path)
         return path
 
+    def prefix(self, step: int) -> str:
+        """This worker's path of the checkpoint of `step` (the chief's: in `directory`)."""
+        return os.path.join(self._write_dir, f"{CHECKPOINT_NAME}-{step}")
+
     def save(self, step: int) -> str | None:
-        """Writes `model.ckpt-<step>`, pruning to `max_to_keep`; returns the chief's path."""
-        path = self.manager.save(checkpoint_number=step)
+        """Writes `model.ckpt-<step>`, pruning to `max_to_keep`; returns the chief's path.
+
+        The new checkpoint is read back whole before the state file names it and before the
+        rotation deletes an older one (a write callback, which runs before the manager's own
+        record-and-sweep callback). Raises CheckpointWriteError, having removed the partial
+        files, when writing or reading back fails (e.g. a full disk).
+        """
+        prefix = self.prefix(step)
+
+        def verify(save_path: str) -> None:
+            problem = checkpoint_problem(save_path)
+            if problem is not None:
+                raise CheckpointWriteError(f"{save_path}: the checkpoint just written does "
+                                           f"not read back ({problem})")
+
+        options = tf.train.CheckpointOptions(experimental_write_callbacks=[verify])
+        try:
+            path = self.manager.save(checkpoint_number=step, options=options)
+        except (tf.errors.OpError, OSError) as e:
+            try:
+                remove_checkpoint_files(prefix)
+            except (tf.errors.OpError, OSError):
+                pass
+            previous = newest_complete(self._write_dir)[0] or "(none)"
+            raise CheckpointWriteError(
+                f"{prefix}: writing the checkpoint of step {step} failed ({error_phrase(e)}); "
+                f"its partial files were removed; the previous checkpoint {previous} is intact"
+            ) from None
         return path if self.is_chief else None

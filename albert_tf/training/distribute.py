@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import tensorflow as tf
 from absl import logging
@@ -117,3 +118,35 @@ def runs_on_cpu(strategy: tf.distribute.Strategy) -> bool:
     except RuntimeError:  # the default strategy lists no devices: TF places on a GPU if any
         return not tf.config.list_logical_devices("GPU")
     return all("CPU" in device.upper() for device in devices)
+
+
+_TASK = re.compile(r"/job:[\w-]+/replica:\d+/task:\d+")
+
+
+def own_task(strategy: tf.distribute.Strategy) -> str | None:
+    """This worker's task name in a cluster ("/job:worker/replica:0/task:1"), else None."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type:
+        return None
+    return f"/job:{resolver.task_type}/replica:0/task:{int(resolver.task_id or 0)}"
+
+
+def lost_peer_description(error: Exception, own: str | None = None) -> str:
+    """What a collective's error says about a lost peer, in a phrase naming it: the tasks the
+    coordination service reports as "unhealthy" (they stopped sending heartbeats), else the
+    other tasks the message names (e.g. the one a connection was refused by); else the
+    error's first line."""
+    message = getattr(error, "message", None) or str(error)
+    first = message.strip().splitlines()[0] if message.strip() else type(error).__name__
+    unhealthy = message.split("unhealthy", 1)
+    if len(unhealthy) > 1:
+        how = "stopped sending heartbeats to the coordination service"
+        tasks = set(_TASK.findall(unhealthy[1]))
+    else:
+        how = first if len(first) < 200 else first[:200] + "…"
+        tasks = set(_TASK.findall(message))
+    tasks.discard(own)
+    if not tasks:
+        return f"a collective operation failed ({first})"
+    return (f"lost peer worker {', '.join(sorted(tasks))} (killed, crashed or unreachable: "
+            f"{how})")

@@ -6,6 +6,8 @@ cross-replica gradient summation, clipping by global norm 1.0 with the original'
 (faithfulness §6.3, Q35), optional recomputation of block activations in the backward pass,
 dynamic loss scaling for float16, checkpoints with automatic resume, a stop on a non-finite
 loss, absl logs + TensorBoard scalars, and `eval_results.txt` written as the original does.
+SIGTERM/SIGINT, a checkpoint cut short, a full disk and a lost worker end in a clear state
+that the same command resumes from (docs/faults.md).
 
 Tasks supply a model-building function, an `Objective` (loss + metrics), an optimizer
 function and dataset functions `fn(tf.distribute.InputContext) -> tf.data.Dataset`
@@ -26,11 +28,11 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.atomic_files import atomic_file
-from albert_tf.training import distribute, hardware
+from albert_tf.training import distribute, hardware, preemption
 from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES
 from albert_tf.training.checkpointing import TrainingCheckpoint, keyed_variables
 from albert_tf.training.clipping import OccurrenceNormRule, clip_by_norm, global_norm
-from albert_tf.training.errors import NonFiniteLossError
+from albert_tf.training.errors import NonFiniteLossError, WorkerLostError
 from albert_tf.training.objective import Objective
 from albert_tf.training.optimizers import (LoopOptimizer, learning_rate_at, matches_any,
                                            prepare_for_loop)
@@ -403,7 +405,10 @@ class Trainer:
               ) -> dict[str, float]:
         """Trains to `num_train_steps`, resuming from output_dir's latest checkpoint.
 
-        Returns the logs of the last window. Raises NonFiniteLossError on a NaN/Inf loss.
+        Returns the logs of the last window. Raises NonFiniteLossError on a NaN/Inf loss;
+        TrainingPreempted after SIGTERM/SIGINT, once a checkpoint of the last completed step
+        is written (`preemption`); CheckpointWriteError when a checkpoint cannot be written
+        (the earlier ones intact); WorkerLostError when a multi-worker peer is lost.
         """
         if self.optimizer is None:
             raise ValueError("Trainer was built without optimizer_fn; it can only evaluate")
@@ -412,6 +417,44 @@ class Trainer:
         iterator, restored = self._start(dataset_fn)
         if self._train_loop_fn is None:
             self._train_loop_fn = self._make_train_loop()
+        self._last_saved = int(self.global_step.numpy()) if restored else None
+        # SIGTERM/SIGINT: a checkpoint of the last completed step, then TrainingPreempted.
+        with preemption.SignalWatch() as watch:
+            guard = preemption.guard(self.strategy, watch, self._save_current,
+                                     self.config.output_dir)
+            try:
+                logs = self._train_steps(iterator, guard)
+            except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
+                    tf.errors.AbortedError) as e:
+                # Any collective (the step's, a metric's read or reset) fails once a peer
+                # is lost. (The guard is not closed: its threads may wait on the lost peer.)
+                if not preemption.is_multi_worker(self.strategy):
+                    raise
+                raise self._worker_lost(e) from None
+            guard.close()
+            if watch.is_set():  # the signal came during the last steps: all is saved
+                step = int(self.global_step.numpy())
+                raise preemption.preempted(watch.received, step, self._save_current()[1])
+        return logs
+
+    def _save_current(self) -> tuple[int, str]:
+        """Saves the current step unless it is saved already: (step, this worker's path)."""
+        step = int(self.global_step.numpy())
+        if self._last_saved != step:
+            self.checkpoint.save(step)
+            self._last_saved = step
+        return step, self.checkpoint.prefix(step)
+
+    def _worker_lost(self, error: Exception) -> WorkerLostError:
+        """A multi-worker peer is lost: one line naming it and the checkpoint to resume from."""
+        lost = distribute.lost_peer_description(error, distribute.own_task(self.strategy))
+        return WorkerLostError(
+            f"training stopped at step {int(self.global_step.numpy())}: {lost}; restart every "
+            f"worker with the same command to resume from "
+            f"{self.checkpoint.latest() or '(no checkpoint yet)'}")
+
+    def _train_steps(self, iterator, guard) -> dict[str, float]:
+        """The loop of `train`: compiled-loop calls, logs and checkpoints to num_train_steps."""
         cfg = self.config
         step = int(self.global_step.numpy())
         total = cfg.num_train_steps
@@ -419,7 +462,6 @@ class Trainer:
         logs: dict[str, float] = {}
         window_loss, window_steps, window_time = 0.0, 0, 0.0
         window_norm, window_norm_steps = 0.0, 0.0
-        last_saved = step if restored else None
         norm_logged = False
         while step < total:
             def until(every: int) -> int:
@@ -427,8 +469,8 @@ class Trainer:
             n = min(cfg.iterations_per_loop, total - step, until(cfg.log_steps),
                     until(cfg.save_checkpoints_steps))
             start = time.perf_counter()
-            loss_sum, steps, last_loss, norm_sum, norm_steps = self._train_loop_fn(
-                iterator, tf.constant(n, tf.int64))
+            loss_sum, steps, last_loss, norm_sum, norm_steps = guard.run(
+                self._train_loop_fn, iterator, tf.constant(n, tf.int64))
             steps = int(steps)
             window_time += time.perf_counter() - start
             step = int(self.global_step.numpy())
@@ -456,13 +498,14 @@ class Trainer:
                 window_norm, window_norm_steps = 0.0, 0.0
             if step % cfg.save_checkpoints_steps == 0 or step == total:
                 path = self.checkpoint.save(step)
-                last_saved = step
+                self._last_saved = step
                 if path:
                     logging.info("Saved checkpoint for step %d: %s", step, path)
                 for callback in self.callbacks:
                     callback.on_checkpoint(step, path)
-        if last_saved != step:  # e.g. nothing to train: make sure the final state is saved
+        if self._last_saved != step:  # e.g. nothing to train: make sure the final state is saved
             self.checkpoint.save(step)
+            self._last_saved = step
         writer.flush()
         return logs
 

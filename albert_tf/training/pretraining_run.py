@@ -220,6 +220,7 @@ def follow_training(trainer, opts: PretrainingRunOptions, eval_dataset_fn: Calla
     # pylint: disable=import-outside-toplevel
     from albert_tf.finetuning.checkpoint_eval import CheckpointEvaluator, numbered_checkpoints
     from albert_tf.training.checkpoint_poll import PollSettings, follow_checkpoints
+    from albert_tf.training.checkpointing import checkpoint_problem
 
     def evaluate_fn(step: int) -> dict:
         return trainer.evaluate(eval_dataset_fn, steps=opts.max_eval_steps, results_file=None)
@@ -235,5 +236,6 @@ def follow_training(trainer, opts: PretrainingRunOptions, eval_dataset_fn: Calla
     follow_checkpoints(lambda: numbered_checkpoints(opts.output_dir), evaluate,
                        opts.num_train_steps, evaluator.last_step,
                        PollSettings(opts.eval_poll_secs, opts.eval_timeout_secs),
-                       opts.output_dir, final_step_flag="--num_train_steps")
+                       opts.output_dir, final_step_flag="--num_train_steps",
+                       ready=lambda prefix: checkpoint_problem(prefix) is None)
     return last

@@ -36,3 +36,23 @@ def mirrored_parity() -> dict:
     result = processes.run(["-m", "tests.training.scripts.mirrored_parity"], timeout=420)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+# The uninterrupted run the fault tests compare with (tests/training/test_faults_*.py):
+# dropout on, deterministic ops, checkpoints at 4, 8 and 12, one step per loop call.
+FAULT_RUN_FLAGS = ["--deterministic", "--train_batch_size=8", "--num_train_steps=12",
+                   "--save_checkpoints_steps=4", "--iterations_per_loop=1", "--log_steps=1"]
+
+
+@pytest.fixture(scope="session")
+def fault_run(tmp_path_factory, pretraining_files) -> tuple[list[str], str]:
+    """(run_pretraining flags without --output_dir, the output_dir of their uninterrupted run)."""
+    _, _, common = pretraining_files
+    root = tmp_path_factory.mktemp("fault_run")
+    config = root / "dropout_config.json"
+    tiny_config(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1).to_json_file(config)
+    flags = [*common, f"--albert_config_file={config}", *FAULT_RUN_FLAGS]
+    result = processes.run(["run_pretraining.py", *flags, f"--output_dir={root / 'reference'}"],
+                           timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return flags, str(root / "reference")

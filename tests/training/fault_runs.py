@@ -1,0 +1,48 @@
+"""Helpers of the fault tests (tests/training/test_faults_*.py): tiny runs in subprocesses,
+signals at a chosen step, and exact comparisons of checkpoints."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from tests.training import processes
+
+PAUSE_SCRIPT = ["-m", "tests.training.scripts.pause_at_step"]
+
+
+def checkpoint_values(prefix: str) -> dict[str, np.ndarray]:
+    """Model weights, optimizer slots and the step of one of our checkpoints."""
+    reader = tf.train.load_checkpoint(prefix)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+            if name.startswith(("model/", "optimizer/", "global_step"))}
+
+
+def assert_identical(got_prefix: str, expected: dict[str, np.ndarray], minimum: int = 20) -> None:
+    """max |Δ| = 0 over every model/optimizer value and the step."""
+    got = checkpoint_values(got_prefix)
+    assert sorted(got) == sorted(expected) and len(expected) >= minimum
+    differing = [name for name in expected if not np.array_equal(got[name], expected[name])]
+    assert not differing, f"{len(differing)} value(s) differ, e.g. {differing[:3]}"
+
+
+def signal_at_step(args: list[str], step: int, signum: int, timeout: float = 240,
+                   **env: str) -> tuple[int, str]:
+    """Runs `python -m pause_at_step <args>`, sends `signum` once step `step` is logged (the run
+    waits there for it), returns (exit status, output)."""
+    run = processes.Output(processes.start([*PAUSE_SCRIPT, *args], TEST_PAUSE_AT_STEP=str(step),
+                                           **env))
+    try:
+        assert run.wait_for(f"PAUSED AT STEP {step}", timeout), "".join(run.lines[-40:])
+        os.kill(run.process.pid, signum)
+        return run.finish(timeout=120)
+    finally:
+        run.process.kill()
+
+
+def checkpoint_steps(directory) -> list[int]:
+    """The steps of the `model.ckpt-<step>.index` files in `directory`."""
+    return sorted(int(name[len("model.ckpt-"):-len(".index")]) for name in os.listdir(directory)
+                  if name.startswith("model.ckpt-") and name.endswith(".index"))

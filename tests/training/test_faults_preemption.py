@@ -1,0 +1,111 @@
+"""Preemption (docs/faults.md): SIGTERM at a step that is no checkpoint step → one checkpoint
+of that step, one line naming it, exit status 143; the same command resumes, and the final
+weights and optimizer state equal an uninterrupted run's exactly (dropout on, so the RNG
+state must resume too). SIGINT in one process: status 130, same checkpoint."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from albert_tf.training import Callback
+from albert_tf.training.errors import TrainingPreempted
+from albert_tf.training.preemption import LocalGuard, SignalWatch, exit_status
+from tests.conftest import tiny_config
+from tests.training import fault_runs, processes, synthetic
+from tests.training.test_loop import make_trainer
+from tests.text_assets import text_assets  # noqa: F401  (session fixture)
+
+GLUE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "glue")
+
+
+def preempt_and_resume(command: list[str], out, step: int) -> None:
+    """SIGTERM at `step` (no checkpoint step): exit 143, one line naming the one new
+    checkpoint, of `step`; the same command again resumes from it and ends with status 0."""
+    status, log = fault_runs.signal_at_step(command, step, signal.SIGTERM)
+    assert status == 143, log[-3000:]
+    saved = [line for line in log.splitlines() if f"model.ckpt-{step} " in line]
+    assert len(saved) == 1 and "SIGTERM" in saved[0] and "status 143" in saved[0], log[-3000:]
+    assert max(fault_runs.checkpoint_steps(out)) == step
+    resumed = processes.run([*fault_runs.PAUSE_SCRIPT, *command], timeout=240,
+                            TEST_PAUSE_AT_STEP=str(step))
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert f"model.ckpt-{step} at step {step}" in resumed.stdout + resumed.stderr
+
+
+def test_sigterm_pretraining_resumes_exactly(tmp_path, fault_run):
+    flags, reference = fault_run
+    out = tmp_path / "run"
+    preempt_and_resume(["run_pretraining.py", *flags, f"--output_dir={out}"], out, step=6)
+    fault_runs.assert_identical(str(out / "model.ckpt-12"), fault_runs.checkpoint_values(
+        os.path.join(reference, "model.ckpt-12")), 60)
+
+
+def test_sigterm_run_classifier_resumes_exactly(tmp_path, text_assets):  # noqa: F811
+    config = tmp_path / "albert_config.json"
+    tiny_config(vocab_size=1000, max_position_embeddings=64, hidden_dropout_prob=0.1,
+                attention_probs_dropout_prob=0.1).to_json_file(config)
+    common = ["run_classifier.py", "--task_name=MRPC", f"--data_dir={GLUE_DIR}",
+              f"--albert_config_file={config}", f"--spm_model_file={text_assets.spm_model}",
+              "--max_seq_length=32", "--train_batch_size=4", "--learning_rate=1e-3",
+              "--train_step=8", "--save_checkpoints_steps=4", "--iterations_per_loop=1",
+              "--log_steps=1", "--seed=1", "--deterministic", "--do_train"]
+    out, ref = tmp_path / "run", tmp_path / "ref"
+    reference = processes.Output(processes.start([*common, f"--output_dir={ref}"]))
+    try:
+        preempt_and_resume([*common, f"--output_dir={out}"], out, step=5)
+        status, log = reference.finish(timeout=240)
+        assert status == 0, log[-3000:]
+    finally:
+        reference.process.kill()
+    fault_runs.assert_identical(str(out / "model.ckpt-8"),
+                                fault_runs.checkpoint_values(str(ref / "model.ckpt-8")), 20)
+
+
+class SendAt(Callback):
+    """Sends `signum` to this process after step `step` is logged."""
+
+    def __init__(self, step: int, signum: int):
+        self.step, self.signum = step, signum
+
+    def on_log(self, step, logs):
+        if step == self.step:
+            os.kill(os.getpid(), self.signum)
+
+
+def test_sigint_in_process_saves_the_last_step(tmp_path):
+    """Ctrl-C during Trainer.train: checkpoint of step 3 (steps of 1, checkpoints every 5),
+    TrainingPreempted with status 130; the previous handler is back afterwards."""
+    before = signal.getsignal(signal.SIGINT)
+    trainer = make_trainer(tmp_path, steps=10, iterations_per_loop=1, log_steps=1,
+                           callbacks=[SendAt(3, signal.SIGINT)])
+    with pytest.raises(TrainingPreempted) as caught:
+        trainer.train(synthetic.dataset_fn(8))
+    assert caught.value.exit_status == 130 and caught.value.step == 3
+    assert caught.value.checkpoint == str(tmp_path / "model.ckpt-3")
+    assert fault_runs.checkpoint_steps(tmp_path) == [3]
+    assert signal.getsignal(signal.SIGINT) is before
+    values = fault_runs.checkpoint_values(str(tmp_path / "model.ckpt-3"))
+    assert int(values["global_step/.ATTRIBUTES/VARIABLE_VALUE"]) == 3
+
+
+def test_signal_watch_and_local_guard():
+    """The watch records the first signal; the guard saves then raises, else runs."""
+    saved = []
+    with SignalWatch() as watch:
+        guard = LocalGuard(watch, lambda: saved.append(1) or (7, "/x/model.ckpt-7"))
+        assert guard.run(lambda a: a + 1, 1) == 2 and not saved
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert watch.received == signal.SIGTERM
+        os.kill(os.getpid(), signal.SIGTERM)  # a second SIGTERM is ignored while saving
+        with pytest.raises(TrainingPreempted, match="SIGTERM: saved checkpoint /x/model.ckpt-7"):
+            guard.run(lambda: None)
+        assert saved == [1]
+        with pytest.raises(KeyboardInterrupt):  # a second Ctrl-C stops at once
+            os.kill(os.getpid(), signal.SIGINT)
+    assert (exit_status(signal.SIGTERM), exit_status(signal.SIGINT), exit_status(None)) == (
+        143, 130, 143)
+    np.testing.assert_equal(signal.getsignal(signal.SIGTERM), signal.SIG_DFL)
