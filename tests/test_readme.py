@@ -9,11 +9,11 @@ stand-ins: `albert_base/` (the original release's tarball: albert_config.json,
 model.ckpt-best.*, 30k-clean.model), `albert-base-v2/` (a Hugging Face directory written by
 transformers' `save_pretrained`), GLUE/SQuAD/RACE data from tests/fixtures, a corpus.
 
-Where a command is inherently huge or needs the network, `SUBSTITUTIONS` replaces the exact
-text (each replacement must match, so a README change cannot silently skip it):
+Where a command is inherently huge or needs the network, the section's `substitutions` replace
+the exact text (each must match, so a README change cannot silently skip one):
 - sizes: batch 4096 → 8, 125,000 steps → 4, sequence length 512/384/128 → 64 (SQuAD: query
-  length 64 → 16 to fit), vocabulary 30,000 → 400 (the stand-in corpus is small), 2 epochs →
-  0.5, ...;
+  length 64 → 16, RACE: question+answer length 128 → 32, to fit), vocabulary 30,000 → 400
+  (the stand-in corpus is small), 2 epochs → 0.5, ...;
 - `make demo` / `make paper` run their recipes with the interpreter running this test instead
   of .venv (`-o <stamp>` skips the install), into a temporary directory, with few steps
   (`make paper`: `--budget=tiny`, Table 2 only);
@@ -104,7 +104,7 @@ SECTIONS: dict[str, Section] = {
         ("--num_train_epochs=2", "--num_train_epochs=0.5"),
         ("--max_seq_length=512 --train_batch_size=32 --learning_rate=1e-5 --train_step=12000 "
          "--warmup_step=1000",
-         "--max_seq_length=64 --train_batch_size=4 --learning_rate=1e-5 --train_step=2 "
+         "--max_seq_length=64 --max_qa_length=32 --train_batch_size=4 --learning_rate=1e-5 --train_step=2 "
          "--warmup_step=1"),
     )),
     "Export and TF-Hub": Section(setup=("albert_base", "glue", "squad"), substitutions=(
