@@ -1,30 +1,45 @@
 # Two entry points for a fresh machine: `make demo` and `make test` (and `make paper`, the
 # paper's ablation tables at toy scale, ≈1–2 h on 2 cores).
-# Both create .venv when missing and (re)install when the requirements change.
+# Each creates .venv when missing and (re)installs when its requirements change: `make demo`
+# installs the runtime set only (requirements.txt + the package), `make paper` adds
+# scikit-learn (requirements-paper.txt), `make test` adds the test set (requirements-dev.txt:
+# torch, transformers, keras-hub, ... as independent references). One stamp per set, so
+# `make test` after `make demo` only adds what is missing.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+RUNTIME_STAMP := $(VENV)/.installed-runtime
+DEV_STAMP := $(VENV)/.installed-dev
+PAPER_STAMP := $(VENV)/.installed-paper
 DEMO_DIR ?= demo_output
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: demo test paper install clean
+.PHONY: demo test paper install install-dev clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): $(PY) requirements.txt requirements-dev.txt pyproject.toml
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+$(RUNTIME_STAMP): $(PY) requirements.txt pyproject.toml
+	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e .
-	touch $(STAMP)
+	touch $(RUNTIME_STAMP)
 
-install: $(STAMP)
+$(PAPER_STAMP): $(RUNTIME_STAMP) requirements-paper.txt
+	$(PY) -m pip install --quiet -r requirements-paper.txt
+	touch $(PAPER_STAMP)
+
+$(DEV_STAMP): $(RUNTIME_STAMP) requirements-paper.txt requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $(DEV_STAMP)
+
+install: $(RUNTIME_STAMP)
+install-dev: $(DEV_STAMP)
 
 # Test files run in $(TEST_WORKERS) processes (pytest-xdist; a file's tests stay together so its
 # module fixtures are built once); the slowest tests are listed at the end.
 TEST_WORKERS ?= 2
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
 
 # The main job on the built-in corpus, one real command per step (see README "make demo").
@@ -32,7 +47,7 @@ D := $(DEMO_DIR)
 DEMO_CONFIG ?= configs/demo_albert_config.json
 PRETRAIN_STEPS ?= 2000
 FINETUNE_STEPS ?= 400
-demo: $(STAMP)
+demo: $(RUNTIME_STAMP)
 	rm -rf $(D) && mkdir -p $(D)
 	# 1. corpus → SentencePiece → pretraining TFRecords
 	$(PY) -m albert_tf.corpus.build --output=$(D)/corpus.txt
@@ -73,8 +88,9 @@ demo: $(STAMP)
 # Tables 2–5 of the paper at toy scale → $(PAPER_DIR)/results.md (resumable: rerun to continue).
 PAPER_DIR ?= paper_output
 PAPER_TABLES ?= 2,3,4,5
-paper: $(STAMP)
-	$(PY) -m albert_tf.experiments.paper --output_dir=$(PAPER_DIR) --tables=$(PAPER_TABLES)
+PAPER_FLAGS ?=
+paper: $(PAPER_STAMP)
+	$(PY) -m albert_tf.experiments.paper --output_dir=$(PAPER_DIR) --tables=$(PAPER_TABLES) $(PAPER_FLAGS)
 
 clean:
 	rm -rf $(VENV) $(DEMO_DIR) $(PAPER_DIR)

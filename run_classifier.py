@@ -90,6 +90,8 @@ training_flags.define_bucketing_flag()
 training_flags.define_tflite_flag()
 training_flags.define_eval_poll_flags()
 training_flags.define_tpu_flags()
+# The loop's flags (--dtype, --jit_compile, --seed, ...) are listed by --help/--helpshort too.
+flags.adopt_module_key_flags(training_flags)
 flags.mark_flags_as_required(["data_dir", "task_name", "output_dir"])
 training_flags.register_float_validators({
     **training_flags.EVAL_POLL_RANGES,

@@ -84,6 +84,8 @@ flags.DEFINE_enum("sentence_prediction", None, ["sop", "nsp", "none"],
 training_flags.define_training_flags()
 training_flags.define_eval_poll_flags()
 training_flags.define_tpu_flags()
+# The loop's flags (--dtype, --jit_compile, --seed, ...) are listed by --help/--helpshort too.
+flags.adopt_module_key_flags(training_flags)
 flags.mark_flags_as_required(["output_dir", "input_file"])
 
 

@@ -88,6 +88,8 @@ training_flags.define_training_flags()
 training_flags.define_bucketing_flag()
 training_flags.define_eval_poll_flags()
 training_flags.define_tpu_flags()
+# The loop's flags (--dtype, --jit_compile, --seed, ...) are listed by --help/--helpshort too.
+flags.adopt_module_key_flags(training_flags)
 flags.mark_flags_as_required(["data_dir", "output_dir"])
 flags.register_multi_flags_validator(
     ["high_only", "middle_only"], lambda values: not (values["high_only"] and values["middle_only"]),

@@ -93,6 +93,8 @@ training_flags.define_training_flags()
 training_flags.define_bucketing_flag()
 training_flags.define_tflite_flag()
 training_flags.define_tpu_flags()
+# The loop's flags (--dtype, --jit_compile, --seed, ...) are listed by --help/--helpshort too.
+flags.adopt_module_key_flags(training_flags)
 flags.mark_flags_as_required(["output_dir"])
 training_flags.register_float_validators({
     "learning_rate": training_flags.FloatRange(low=0.0, low_open=True, when="do_train"),

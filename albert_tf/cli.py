@@ -32,10 +32,28 @@ from albert_tf.training import flags as training_flags
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
 
 
+# absl's help flags (app.define_help_flags): each prints its text and exits with status 1.
+HELP_FLAGS = frozenset({"help", "helpshort", "helpfull", "helpxml", "?"})
+
+
+def asks_for_help(argv: Sequence[str]) -> bool:
+    """Whether the command line (program name first) holds one of absl's help flags
+    (`--help`, `-?`, `--helpshort`, `--helpfull`, `--helpxml`; not after `--`)."""
+    for arg in argv[1:]:
+        if arg == "--":
+            return False
+        if arg.startswith("-"):
+            name, _, value = arg.lstrip("-").partition("=")
+            if name in HELP_FLAGS and value.lower() not in ("false", "0"):
+                return True
+    return False
+
+
 def flags_parser(name: str) -> Callable[[list[str]], list[str]]:
     """`app.run(main, flags_parser=flags_parser("run_x"))`: a bad flag (unknown, missing,
     out of range) is one line `run_x: error: flag --x=v: expected …` and exit status 1,
-    instead of absl's two-line "FATAL Flags parsing error" banner."""
+    instead of absl's two-line "FATAL Flags parsing error" banner; asked-for help
+    (`--help`, `--helpshort`, `--helpfull`) exits 0 after printing it (absl's exit status is 1)."""
 
     def parse(argv: list[str]) -> list[str]:
         try:
@@ -44,6 +62,11 @@ def flags_parser(name: str) -> Callable[[list[str]], list[str]]:
             message = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
             print(f"{name}: error: {message}", file=sys.stderr)
             sys.exit(1)
+        except SystemExit as e:
+            if e.code == 1 and asks_for_help(argv):
+                sys.stdout.flush()
+                sys.exit(0)
+            raise
 
     return parse
 

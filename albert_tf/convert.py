@@ -19,6 +19,8 @@ from typing import Sequence
 
 from absl import app, flags, logging
 
+from albert_tf import cli
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "Checkpoint to read: original TF1 prefix or directory, one "
                     "of ours, or a Hugging Face model directory.")
@@ -59,4 +61,4 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("convert"))

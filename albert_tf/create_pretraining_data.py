@@ -96,16 +96,19 @@ def build_tokenizer() -> FullTokenizer:
 
 
 def log_examples(path: str, tokenizer: FullTokenizer, count: int = 20) -> None:
-    """Logs the first instances of an output with tokens and features (as the original, §5.8)."""
+    """Logs the first instances of an output with tokens and features, as the original (§5.8)
+    does at INFO; here at --verbosity=1 (DEBUG), so they do not bury the progress lines."""
     from albert_tf.data.tfrecord_io import read_records  # pylint: disable=import-outside-toplevel
 
+    if not logging.level_debug():
+        return
     for i, record in enumerate(read_records(path, limit=count)):
         features = decode_example(record)
         real = sum(features["input_mask"])
-        logging.info("*** Example %d ***", i)
-        logging.info("tokens: %s", " ".join(tokenizer.convert_ids_to_tokens(features["input_ids"][:real])))
+        logging.debug("*** Example %d ***", i)
+        logging.debug("tokens: %s", " ".join(tokenizer.convert_ids_to_tokens(features["input_ids"][:real])))
         for name, values in features.items():
-            logging.info("%s: %s", name, " ".join(str(v) for v in values))
+            logging.debug("%s: %s", name, " ".join(str(v) for v in values))
 
 
 def main(argv: list[str]) -> int:

@@ -18,6 +18,8 @@ from typing import Sequence
 
 from absl import app, flags, logging
 
+from albert_tf import cli
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_directory", None,
                     "Directory with albert_config.json and the checkpoint (a released tarball).")
@@ -44,4 +46,4 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("export_checkpoints"))

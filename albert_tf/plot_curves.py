@@ -3,7 +3,9 @@
     python -m albert_tf.plot_curves --event_dir=out/pretrain --output=out/curves.png
 
 Reads every scalar under `--event_dir` (train and eval writers) and draws the chosen tags
-against the step: by default the total loss and the MLM and SOP accuracies.
+against the step: by default the total loss and the MLM and SOP accuracies. Each panel has
+its y-axis label; accuracies get a fixed [0, 1] axis (SOP with its 0.5 chance line), losses
+start at 0; training is a line, eval points are markers; the title names the run.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-
 
 import os
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 import tensorflow as tf
 from absl import app, flags
@@ -19,11 +22,15 @@ from absl import app, flags
 from albert_tf import cli
 from albert_tf.atomic_files import atomic_file
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("event_dir", None, "Directory holding TensorBoard event files (searched recursively).")
 flags.DEFINE_string("output", None, "PNG file to write.")
 flags.DEFINE_list("tags", ["loss", "masked_lm_accuracy", "sentence_order_accuracy"],
                   "Scalar tags to plot, one panel each.")
+flags.DEFINE_string("title", None, "Figure title. Default: 'Training curves of <event_dir>'.")
 flags.mark_flags_as_required(["event_dir", "output"])
 
 
@@ -46,8 +53,34 @@ def read_scalars(log_dir: str) -> dict[str, dict[str, list[tuple[int, float]]]]:
     return {run: {tag: sorted(points) for tag, points in tags.items()} for run, tags in runs.items()}
 
 
-def plot(scalars: dict, tags: list[str], output: str, title: str = "") -> list[str]:
-    """Draws one panel per tag (every run that has it); returns the tags actually found."""
+# y-axis labels of the loop's scalar tags (other tags are labelled with their name).
+LABELS = {
+    "loss": "total loss (MLM + sentence task)",
+    "masked_lm_loss": "MLM loss",
+    "masked_lm_accuracy": "MLM accuracy",
+    "sentence_order_loss": "SOP loss",
+    "sentence_order_accuracy": "SOP accuracy",
+    "next_sentence_loss": "NSP loss",
+    "next_sentence_accuracy": "NSP accuracy",
+    "learning_rate": "learning rate",
+    "gradient_norm": "gradient global norm",
+}
+# Accuracy of guessing, drawn as a dotted line (both sentence tasks are balanced binary).
+CHANCE = {"sentence_order_accuracy": 0.5, "next_sentence_accuracy": 0.5}
+
+
+def _train_first(item: tuple[str, dict]) -> tuple[bool, str]:
+    return item[0] not in (".", "train"), item[0]
+
+
+def is_accuracy(tag: str) -> bool:
+    """Accuracies get a fixed [0, 1] axis, so noise of a few points does not look like a cliff."""
+    return tag.endswith("accuracy")
+
+
+def draw(scalars: dict, tags: list[str], title: str = "") -> tuple["Figure", list[str]]:
+    """(matplotlib Figure, tags found): one panel per tag, every run that has it; the training
+    run as a line, the other runs (eval) as markers, the chance level where there is one."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -56,20 +89,47 @@ def plot(scalars: dict, tags: list[str], output: str, title: str = "") -> list[s
     found = [t for t in tags if any(t in run for run in scalars.values())]
     if not found:
         raise ValueError(f"none of the tags {tags} were written; found {sorted({t for r in scalars.values() for t in r})}")
-    figure, axes = plt.subplots(1, len(found), figsize=(5 * len(found), 3.6), squeeze=False)
+    figure, axes = plt.subplots(1, len(found), figsize=(5 * len(found), 3.8), squeeze=False)
     for axis, tag in zip(axes[0], found):
-        for run, run_tags in sorted(scalars.items()):
-            if tag in run_tags:
-                steps, values = zip(*run_tags[tag])
-                axis.plot(steps, values, marker="o" if len(steps) < 30 else None, markersize=3,
-                          label=run if run != "." else "train")
-        axis.set_title(tag)
+        label = LABELS.get(tag, tag)
+        for run, run_tags in sorted(scalars.items(), key=_train_first):
+            if tag not in run_tags:
+                continue
+            steps, values = zip(*run_tags[tag])
+            name = "train" if run == "." else run
+            if name == "train":
+                axis.plot(steps, values, marker="." if len(steps) < 30 else None, label=name,
+                          zorder=2)
+            else:  # eval: few points, each one visible beside the training line
+                axis.plot(steps, values, marker="o", markersize=6, linestyle="--", label=name,
+                          zorder=3)
+        if tag in CHANCE:
+            axis.axhline(CHANCE[tag], color="0.4", linestyle=":", linewidth=1.2,
+                         label=f"chance ({CHANCE[tag]:g})", zorder=1)
+        if is_accuracy(tag):
+            axis.set_ylim(0.0, 1.0)
+        else:
+            values = [v for run in scalars.values() for _, v in run.get(tag, [])]
+            if min(values) >= 0:  # losses, norms, rates: from 0, with headroom above the top
+                axis.set_ylim(0.0, max(values) * 1.05 or 1.0)
+        axis.set_ylabel(label)
         axis.set_xlabel("step")
         axis.grid(alpha=0.3)
         axis.legend()
     if title:
         figure.suptitle(title)
     figure.tight_layout()
+    return figure, found
+
+
+def plot(scalars: dict, tags: list[str], output: str, title: str = "") -> list[str]:
+    """Draws one panel per tag (every run that has it) into the PNG `output`; returns the
+    tags actually found."""
+    import matplotlib.pyplot as plt
+
+    figure, found = draw(scalars, tags, title)
+    directory = os.path.dirname(os.path.abspath(output))
+    os.makedirs(directory, exist_ok=True)
     with atomic_file(output, "wb") as f:
         figure.savefig(f, format="png", dpi=110)
     plt.close(figure)
@@ -80,7 +140,8 @@ def run() -> None:
     if not tf.io.gfile.isdir(FLAGS.event_dir):
         raise FileNotFoundError(f"--event_dir={FLAGS.event_dir}: no such directory")
     scalars = read_scalars(FLAGS.event_dir)
-    found = plot(scalars, FLAGS.tags, FLAGS.output, title=os.path.basename(os.path.normpath(FLAGS.event_dir)))
+    title = FLAGS.title or f"Training curves of {os.path.normpath(FLAGS.event_dir)}"
+    found = plot(scalars, FLAGS.tags, FLAGS.output, title=title)
     print(f"wrote {FLAGS.output} ({', '.join(found)})")
 
 

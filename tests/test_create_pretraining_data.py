@@ -224,3 +224,17 @@ def test_sentencepiece_model_as_vocab_file(small_corpus, text_assets, tmp_path):
     args = [a for a in base_args(small_corpus, text_assets.spm_model, out) if not a.startswith("--spm_model_file")]
     result = run_cli(*args, f"--vocab_file={text_assets.spm_model}")
     assert_clean_failure(result, tmp_path, "--vocab_file", "is a SentencePiece model")
+
+
+def test_instance_dumps_only_at_verbosity_1(small_corpus, text_assets, tmp_path):
+    """The default log is progress and the summary; the original's dump of the first 20
+    instances (tokens and every feature, 10 lines each) needs --verbosity=1."""
+    quiet = run_cli(*base_args(small_corpus, text_assets.spm_model, str(tmp_path / "a.tfrecord")))
+    assert quiet.returncode == 0, quiet.stderr
+    assert "*** Example" not in quiet.stderr and "tokens: [CLS]" not in quiet.stderr
+    assert "Wrote " in quiet.stderr and len(quiet.stderr.splitlines()) < 20
+    verbose = run_cli(*base_args(small_corpus, text_assets.spm_model, str(tmp_path / "b.tfrecord"),
+                                 "--verbosity=1"))
+    assert verbose.returncode == 0, verbose.stderr
+    assert verbose.stderr.count("*** Example") == 20
+    assert "tokens: [CLS]" in verbose.stderr and "masked_lm_positions: " in verbose.stderr

@@ -23,6 +23,7 @@ from typing import Sequence
 
 from absl import app, flags, logging
 
+from albert_tf import cli
 from albert_tf.experiments.budget import BUDGETS, Budget
 from albert_tf.experiments.files import read_json, write_json_atomically, write_text_atomically
 from albert_tf.experiments.tables import TABLES
@@ -166,4 +167,4 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=cli.flags_parser("paper"))

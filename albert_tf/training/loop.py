@@ -372,12 +372,13 @@ class Trainer:
         return self._writers[name]
 
     def _log_variables(self, origin: str) -> None:
-        logging.info("**** Trainable variables (%s) ****", origin)
-        for v in self.trainable_variables:
-            logging.info("  name = %s, shape = %s", v.path, tuple(v.shape))
+        """One INFO line with the count; the original's per-variable listing at --verbosity=1."""
         frozen = len(self.model.trainable_variables) - len(self.trainable_variables)
-        if frozen:
-            logging.info("  (%d variable(s) frozen by frozen_variable_patterns)", frozen)
+        logging.info("%d trainable variables (%s)%s; --verbosity=1 lists them",
+                     len(self.trainable_variables), origin,
+                     f", {frozen} frozen by frozen_variable_patterns" if frozen else "")
+        for v in self.trainable_variables:
+            logging.debug("  name = %s, shape = %s", v.path, tuple(v.shape))
 
     def _start(self, dataset_fn) -> tuple[Any, bool]:
         """The input iterator, and the state: resumed from output_dir, else warm-started."""
