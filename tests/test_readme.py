@@ -119,6 +119,10 @@ SECTIONS: dict[str, Section] = {
          "--learning_rate=5e-5 --num_train_epochs=0.5"),
         ("np.zeros((1, 384), np.int32)", "np.zeros((1, 64), np.int32)"),
     )),
+    "Serving on a CPU (fp32, bf16, int8; TensorFlow, TFLite, OpenVINO)": Section(
+        setup=("albert_base",), substitutions=(
+            ("--tflite_seq_length=128", "--tflite_seq_length=16"),
+        )),
     "Reproducing the paper's ablations": Section(substitutions=(
         ("make paper ", make_target("paper", ".venv/.installed-paper",
                                     "PAPER_DIR=$PWD/paper_output PAPER_TABLES=2 "
