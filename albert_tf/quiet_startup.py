@@ -43,7 +43,7 @@ _THIRD_PARTY = r"(tensorflow|tf_keras|keras|tensorflow_hub|tensorflow_text|googl
 # TF_CPP_MIN_LOG_LEVEL → the level of TensorFlow's Python logger (same meaning as in C++).
 _PYTHON_LEVELS = {0: logging.INFO, 1: logging.WARNING, 2: logging.ERROR, 3: logging.CRITICAL}
 _FLUSH_WAIT_SECONDS = 5.0
-_filter: dict[str, int] = {}  # pid, ack: the running filter of this process, once started
+_filter: dict[str, int] = {}  # this process's pid, the ack pipe, the filter's pid, fd 2's pipe
 
 
 def has_nvidia_driver() -> bool:
@@ -115,7 +115,7 @@ def filter_stderr() -> bool:
         opened += [ack_read, ack_write]
         fds = [_high_fd(fd) for fd in (read_end, ack_write)]
         opened += fds
-        os.posix_spawn(
+        pid = os.posix_spawn(
             sys.executable,
             [sys.executable, "-I", "-S", stderr_filter.__file__, "3",
              "1" if has_nvidia_driver() else "0"],
@@ -137,7 +137,8 @@ def filter_stderr() -> bool:
                                   line_buffering=getattr(old, "line_buffering", False),
                                   write_through=True)
     _repoint_handlers(old, sys.stderr)
-    _filter.update(pid=os.getpid(), ack=ack_read)
+    pipe = os.fstat(2)
+    _filter.update(pid=os.getpid(), ack=ack_read, child=pid, dev=pipe.st_dev, ino=pipe.st_ino)
     atexit.register(flush)
     return True
 
@@ -161,6 +162,14 @@ def flush(timeout: float = _FLUSH_WAIT_SECONDS) -> bool:
     """Waits until the filter has written out everything fd 2 received so far (at exit,
     so that the last lines come before the shell's prompt). True when it has."""
     if _filter.get("pid") != os.getpid():  # not started, or a forked child's copy
+        return False
+    try:
+        if os.waitpid(_filter["child"], os.WNOHANG)[0]:  # the filter is gone: nothing to wait for
+            return False
+        pipe = os.fstat(2)
+    except (ChildProcessError, OSError):
+        return False
+    if (pipe.st_dev, pipe.st_ino) != (_filter["dev"], _filter["ino"]):  # fd 2 was re-pointed
         return False
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -104,6 +104,9 @@ sys.stderr.write({CUDART.decode()!r} + " (through sys.stderr: a line of ours)\\n
 sys.stderr.flush()
 subprocess.run([sys.executable, "-c", "import os; os.write(2, {CPU_GUARD!r} + b'\\\\nchild\\\\n')"])
 mode = sys.argv[1]
+if mode == "normal":
+    print("flushed", albert_tf.quiet_startup.flush())
+    sys.stderr.write("after the flush\\n")
 if mode == "abort":
     os.write(2, {FATAL!r} + b"\\n*** Check failure stack trace: ***\\n")
     os.abort()
@@ -121,8 +124,9 @@ def test_a_program_shows_its_own_lines_and_real_errors_only():
     lines = result.stderr.splitlines()
     # (Python's lines go straight out, fd 2's through the filter: their order is not fixed.)
     assert sorted(lines) == sorted([REAL, CUDART + b" (through sys.stderr: a line of ours)",
-                                    b"child"])
+                                    b"child", b"after the flush"])
     assert lines.index(REAL) < lines.index(b"child")
+    assert result.stdout == b"flushed True\n" and lines[-1] == b"after the flush"
 
 
 @pytest.mark.parametrize("mode,status,last_words", [
@@ -273,3 +277,17 @@ def test_checkpoint_tools_show_their_report_and_real_errors_only(released_layout
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("convert: error: "), result.stderr
     assert f"{tmp_path}/nothing_here" in lines[0]
+
+
+def test_fd_2_pointed_elsewhere_by_the_program_gets_nothing_of_the_filter(tmp_path):
+    """(The flush at exit writes its mark to the filter's pipe only, never into a file.)"""
+    log = tmp_path / "log.txt"
+    result = run_python(f"""
+        import os
+        import albert_tf.quiet_startup
+        fd = os.open({str(log)!r}, os.O_WRONLY | os.O_CREAT)
+        os.dup2(fd, 2)
+        os.write(2, b"into the file\\n")
+        """)
+    assert result.returncode == 0 and result.stderr == b""
+    assert log.read_bytes() == b"into the file\n"
