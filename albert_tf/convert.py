@@ -14,6 +14,8 @@ unreadable input is one line on stderr and exit status 1; nothing is written the
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
+
 import sys
 from typing import Sequence
 

@@ -13,6 +13,8 @@ For other formats and heads use `python -m albert_tf.convert`.
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
+
 import sys
 from typing import Sequence
 

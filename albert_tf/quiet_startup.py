@@ -1,137 +1,199 @@
-"""Quiet start-up for the command-line entry points: import it first, before TensorFlow.
+"""Quiet command-line entry points: every script's first import, before TensorFlow.
 
 What a user of the scripts should read is their own log (progress, ETA, metrics, the
-restored-variable report) and real errors, not TensorFlow's start-up notices about a GPU
-this machine does not have. Importing this module (idempotent):
+restored-variable report) and real errors — not TensorFlow's notices (`oneDNN custom
+operations are on`, `Could not find cuda drivers`, `Writing fingerprint to …`), on any CPU,
+at any point of the run. Importing this module (idempotent):
 
-* sets TF_CPP_MIN_LOG_LEVEL=2 unless the user set it: TensorFlow's C++ INFO and WARNING
-  lines are hidden, ERROR and FATAL still show;
-* with that level (2 or 3), when `tensorflow` is first imported — and its device platforms
-  initialise, which happens right after, inside the same window — its stderr output is held
-  back and then replayed without the lines that are not errors: the absl pre-initialisation
-  notice and `cudart_stub … Could not find cuda drivers` (printed before TensorFlow applies
-  any log level), `oneDNN supports DT_… only on platforms with AVX-512` and, only on a
-  machine with no NVIDIA driver, `failed call to cuInit`. Everything else is replayed as is;
-* keeps TensorFlow's Python INFO lines (e.g. "Assets written to: <temporary dir>") out of
-  the scripts' logs, and hides third-party deprecation notices users cannot act on.
+* sets TF_CPP_MIN_LOG_LEVEL=2 unless the user set it, and gives TensorFlow's Python log
+  the same threshold (2: errors only) — the `tensorflow` logger and the records TensorFlow's
+  files write through absl's logger: TensorFlow's INFO and WARNING lines are not written;
+* when the importer is the program itself (`__main__`: `python run_x.py`, `python -m
+  albert_tf.x`), with that level 2 or 3, sorts what reaches stderr by the channel it comes
+  through: the program's Python code (`sys.stderr`: our absl log, tracebacks, warnings)
+  writes straight to the real stderr; file descriptor 2, where TensorFlow's C++ log (and
+  any child process) writes, becomes a pipe through `albert_tf.stderr_filter`, which drops
+  C++ INFO/WARNING lines — TensorFlow prints some before any log level applies, e.g. the
+  oneDNN notice wherever oneDNN's ops are on — and the known harmless ERROR lines, and
+  keeps everything else. This lasts the whole process, not only `import tensorflow`;
+  imported as a library (tests, a notebook) nothing is redirected;
+* hides third-party deprecation notices users cannot act on.
 
-TF_CPP_MIN_LOG_LEVEL=0 or 1 turns the filtering off (everything TensorFlow says is shown).
+TF_CPP_MIN_LOG_LEVEL=0 or 1 turns the filtering off: everything TensorFlow says is shown.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.abc
+import atexit
+import fcntl
 import importlib.util
+import io
 import logging
 import os
-import re
+import select
 import sys
-import tempfile
 import warnings
-from typing import Iterator
+from types import FrameType
 
-_NOISE = [
-    re.compile(r"^WARNING: All log messages before absl::InitializeLog\(\) is called are written "
-               r"to STDERR$"),
-    re.compile(r"cudart_stub\.cc:\d+\] Could not find cuda drivers on your machine, GPU will "
-               r"not be used\.$"),
-    re.compile(r"oneDNN supports DT_\w+ only on platforms with AVX-512"),
-]
-# Only noise where no NVIDIA driver is installed; with one, a cuInit failure is a real error.
-_NO_DRIVER_NOISE = re.compile(r"\] failed call to cuInit: ")
+from absl import logging as absl_logging
+
+from albert_tf import stderr_filter
+
 _THIRD_PARTY = r"(tensorflow|tf_keras|keras|tensorflow_hub|tensorflow_text|google|absl|numpy|h5py)(\.|$)"
+# TF_CPP_MIN_LOG_LEVEL → the level of TensorFlow's Python logger (same meaning as in C++).
+_PYTHON_LEVELS = {0: logging.INFO, 1: logging.WARNING, 2: logging.ERROR, 3: logging.CRITICAL}
+_FLUSH_WAIT_SECONDS = 5.0
+_filter: dict[str, int] = {}  # this process's pid, the ack pipe, the filter's pid, fd 2's pipe
 
 
 def has_nvidia_driver() -> bool:
     return os.path.exists("/proc/driver/nvidia/version")
 
 
-def is_noise(line: str, nvidia_driver: bool) -> bool:
-    """Whether a captured start-up line is one of the known non-errors."""
-    line = line.rstrip("\n")
-    if any(pattern.search(line) for pattern in _NOISE):
-        return True
-    return not nvidia_driver and bool(_NO_DRIVER_NOISE.search(line))
-
-
-@contextlib.contextmanager
-def filtered_stderr() -> Iterator[None]:
-    """Holds back what is written to file descriptor 2 inside the block (C++ included), then
-    writes it out without the noise lines."""
-    sys.stderr.flush()
-    try:
-        saved = os.dup(2)
-    except OSError:  # no usable stderr: nothing to filter
-        yield
-        return
-    with tempfile.TemporaryFile() as capture:
-        os.dup2(capture.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            capture.seek(0)
-            driver = has_nvidia_driver()
-            lines = capture.read().decode("utf-8", "replace").splitlines(keepends=True)
-            kept = "".join(line for line in lines if not is_noise(line, driver))
-            if kept:
-                sys.stderr.write(kept)
-                sys.stderr.flush()
-
-
-class _QuietLoader(importlib.abc.Loader):
-    """Runs the real loader of `tensorflow` inside `filtered_stderr`, then lists the devices
-    (where CUDA initialises) in the same window."""
-
-    def __init__(self, loader: importlib.abc.Loader):
-        self._loader = loader
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        with filtered_stderr():
-            self._loader.exec_module(module)
-            config = getattr(module, "config", None)
-            if config is not None:
-                config.list_physical_devices()
-
-    def __getattr__(self, name: str):
-        return getattr(self._loader, name)
-
-
-class _TensorFlowImportFinder(importlib.abc.MetaPathFinder):
-    """Wraps the loader of the first `import tensorflow`, then steps aside."""
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != "tensorflow":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _QuietLoader(spec.loader)
-        return spec
+def cpp_log_level() -> int:
+    """TF_CPP_MIN_LOG_LEVEL as TensorFlow reads it (2 where unset or not a number)."""
+    level = os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2").strip()
+    return min(int(level), 3) if level.isdigit() else 2
 
 
 def install() -> None:
-    """Applies the defaults above (safe to call again)."""
+    """The environment and logger defaults above (safe to call again)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     warnings.filterwarnings("ignore", category=DeprecationWarning, module=_THIRD_PARTY)
     warnings.filterwarnings("ignore", category=PendingDeprecationWarning, module=_THIRD_PARTY)
     warnings.filterwarnings("ignore", category=FutureWarning, module=_THIRD_PARTY)
     # tensorflow_hub imports setuptools' pkg_resources, which warns on import (not ours to fix).
     warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+    threshold = _PYTHON_LEVELS[cpp_log_level()]
     tf_logger = logging.getLogger("tensorflow")
     if tf_logger.level == logging.NOTSET:
-        tf_logger.setLevel(logging.WARNING)
-    level = os.environ["TF_CPP_MIN_LOG_LEVEL"].strip()
-    quiet = not level.isdigit() or int(level) >= 2
-    if (quiet and "tensorflow" not in sys.modules
-            and not any(isinstance(f, _TensorFlowImportFinder) for f in sys.meta_path)):
-        sys.meta_path.insert(0, _TensorFlowImportFinder())
+        tf_logger.setLevel(threshold)
+    # Some of TensorFlow's Python modules log through absl's logger, ours: told apart by file.
+    absl_logger = absl_logging.get_absl_logger()
+    if not any(isinstance(f, TensorFlowRecords) for f in absl_logger.filters):
+        absl_logger.addFilter(TensorFlowRecords(threshold))
+
+
+class TensorFlowRecords(logging.Filter):
+    """Drops the log records below `threshold` that TensorFlow's own Python files write
+    through absl's logger (`Sharding callback duration`, `Writing fingerprint to`, `Function
+    … contains input name(s)`: INFO lines that look like ours but are not)."""
+
+    def __init__(self, threshold: int):
+        super().__init__()
+        self.threshold = threshold
+        spec = importlib.util.find_spec("tensorflow")  # where it is, without importing it
+        dirs = list(spec.submodule_search_locations or []) if spec is not None else []
+        self.prefixes = tuple({os.path.join(d, "") for d in dirs}
+                              | {os.path.join(os.path.realpath(d), "") for d in dirs})
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return (record.levelno >= self.threshold or not self.prefixes
+                or not record.pathname.startswith(self.prefixes))
+
+
+def _high_fd(fd: int) -> int:
+    """A close-on-exec copy of `fd` numbered 10 or above (clear of 0–3 in the child)."""
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+
+
+def filter_stderr() -> bool:
+    """Starts the filter process and points fd 2 at it, `sys.stderr` at the real stderr.
+    Once per process; False where it is off (TF_CPP_MIN_LOG_LEVEL 0/1) or cannot run."""
+    if _filter.get("pid") == os.getpid():
+        return True
+    if cpp_log_level() < 2 or not sys.executable:
+        return False
+    sys.stderr.flush()
+    opened: list[int] = []
+    try:
+        real = _high_fd(2)
+        opened.append(real)
+        read_end, write_end = os.pipe()
+        opened += [read_end, write_end]
+        ack_read, ack_write = os.pipe()
+        opened += [ack_read, ack_write]
+        fds = [_high_fd(fd) for fd in (read_end, ack_write)]
+        opened += fds
+        pid = os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-I", "-S", stderr_filter.__file__, "3",
+             "1" if has_nvidia_driver() else "0"],
+            os.environ,
+            file_actions=[(os.POSIX_SPAWN_DUP2, fds[0], 0), (os.POSIX_SPAWN_DUP2, real, 1),
+                          (os.POSIX_SPAWN_DUP2, real, 2), (os.POSIX_SPAWN_DUP2, fds[1], 3)])
+    except OSError:  # no usable stderr, no pipes or no interpreter: leave stderr as it is
+        for fd in opened:
+            os.close(fd)
+        return False
+    for fd in (read_end, ack_write, *fds):
+        os.close(fd)
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    old = sys.stderr
+    sys.stderr = io.TextIOWrapper(io.FileIO(real, "w", closefd=False),
+                                  encoding=getattr(old, "encoding", None) or "utf-8",
+                                  errors=getattr(old, "errors", None) or "backslashreplace",
+                                  line_buffering=getattr(old, "line_buffering", False),
+                                  write_through=True)
+    _repoint_handlers(old, sys.stderr)
+    pipe = os.fstat(2)
+    _filter.update(pid=os.getpid(), ack=ack_read, child=pid, dev=pipe.st_dev, ino=pipe.st_ino)
+    atexit.register(flush)
+    return True
+
+
+def _repoint_handlers(old, new) -> None:
+    """Log handlers created before (absl's, if imported first) write where sys.stderr does."""
+    loggers = [logging.getLogger()] + [logger for logger in logging.Logger.manager.loggerDict.values()
+                                       if isinstance(logger, logging.Logger)]
+    for logger in loggers:
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is old:
+                handler.stream = new
+    absl_logging = sys.modules.get("absl.logging")
+    handler = getattr(absl_logging, "get_absl_handler", lambda: None)()
+    python_handler = getattr(handler, "python_handler", None)
+    if python_handler is not None and python_handler.stream is old:
+        python_handler.stream = new
+
+
+def flush(timeout: float = _FLUSH_WAIT_SECONDS) -> bool:
+    """Waits until the filter has written out everything fd 2 received so far (at exit,
+    so that the last lines come before the shell's prompt). True when it has."""
+    if _filter.get("pid") != os.getpid():  # not started, or a forked child's copy
+        return False
+    try:
+        if os.waitpid(_filter["child"], os.WNOHANG)[0]:  # the filter is gone: nothing to wait for
+            return False
+        pipe = os.fstat(2)
+    except (ChildProcessError, OSError):
+        return False
+    if (pipe.st_dev, pipe.st_ino) != (_filter["dev"], _filter["ino"]):  # fd 2 was re-pointed
+        return False
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    try:
+        os.write(2, stderr_filter.FLUSH_MARK)
+        ready, _, _ = select.select([_filter["ack"]], [], [], timeout)
+        return bool(ready) and os.read(_filter["ack"], 1) == b"."
+    except OSError:
+        return False
+
+
+def _importer(frame: FrameType | None) -> FrameType | None:
+    """The frame of the `import` statement that is running this module."""
+    while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        frame = frame.f_back
+    return frame
 
 
 install()
+_main = sys.modules.get("__main__")
+_caller = _importer(sys._getframe(0).f_back)  # pylint: disable=protected-access
+if _main is not None and _caller is not None and _caller.f_globals is vars(_main):
+    filter_stderr()
+del _main, _caller

@@ -14,6 +14,8 @@ and `--seeds` shrink the run; results.md says which budget produced it.
 
 from __future__ import annotations
 
+import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
+
 import datetime
 import os
 import shlex
