@@ -250,7 +250,10 @@ class AtomicFile:
                 self._publish_local()
         except BaseException as e:
             self.discard()
-            raise self.failure(e) from e
+            failure = self.failure(e)
+            if failure is e:
+                raise
+            raise failure from e
         self._done = True
         return self.path
 
@@ -377,7 +380,10 @@ class AtomicDirectory:
                 self._publish_local()
         except BaseException as e:
             self.discard()
-            raise self.failure(e) from e
+            failure = self.failure(e)
+            if failure is e:
+                raise
+            raise failure from e
         self._done = True
         return self.target
 
