@@ -13,6 +13,12 @@ takes the process's umask (and a default ACL, if any) off at creation — exactl
 running as another user could not read.) The umask is never read or set here: `os.umask` can
 only be read by setting it, process-wide, racing with any thread creating files meanwhile.
 
+A full disk (ENOSPC; EFBIG from a file-size limit; EDQUOT), met while writing, flushing or
+publishing, becomes `DiskFullError` naming the target and what it is (`what=`, e.g.
+"pretraining records"), after the temporary is removed: the tools' one place for it
+(`albert_tf.cli.disk_full_exits` prints it as one line, exit status 1). Errors of TensorFlow
+or safetensors writing into an `atomic_directory` count too when their message says so.
+
 Remote paths (`scheme://…`, e.g. gs://) go through `tf.io.gfile` — TensorFlow is imported
 only then, so this module stays the bottom floor every other one may import. Same protocol;
 object stores have no modes and rename by copying, so there only "complete or absent" holds.
@@ -26,19 +32,61 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import secrets
 import shutil
 from typing import IO, Any
 
-__all__ = ["EXISTING_POLICIES", "AtomicDirectory", "AtomicFile", "atomic_directory", "atomic_file",
-           "is_remote"]
+__all__ = ["DISK_FULL_ERRNOS", "EXISTING_POLICIES", "AtomicDirectory", "AtomicFile",
+           "DiskFullError", "atomic_directory", "atomic_file", "is_disk_full", "is_remote"]
 
 REPLACE, REFUSE, MERGE = "replace", "refuse", "merge"
 EXISTING_POLICIES = (REPLACE, REFUSE, MERGE)
 _NAME_LIMIT = 200  # of the target's name inside a temporary name (file names max out at 255)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+# ENOSPC (no space left), EFBIG (file too large: RLIMIT_FSIZE), EDQUOT (quota exceeded).
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
+_DISK_FULL_TEXTS = tuple(os.strerror(number) for number in sorted(DISK_FULL_ERRNOS))
+
+
+class DiskFullError(OSError):
+    """Writing `what` to `path` failed for want of space (or a file-size limit); the partial
+    output was removed and a previous `path` left as it was. `errno` is the cause's."""
+
+    def __init__(self, path: str, what: str, cause: BaseException):
+        number = getattr(cause, "errno", None)
+        if number not in DISK_FULL_ERRNOS:  # TensorFlow / safetensors: the text in the message
+            number = next((n for n in sorted(DISK_FULL_ERRNOS) if os.strerror(n) in str(cause)),
+                          errno.ENOSPC)
+        # Only the errno: the cause's own text names temporaries (TensorFlow's runs to lines);
+        # `--verbosity=1` logs the whole traceback.
+        detail = f"[Errno {number}] {os.strerror(number)}"
+        super().__init__(number, f"disk full while writing {what} {path}: {detail}")
+        self.path, self.what = path, what
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether `error` is a write failing for want of space (an OSError's errno, or the
+    strerror text in a TensorFlow/safetensors error's message)."""
+    if isinstance(error, DiskFullError):
+        return True
+    if isinstance(error, OSError) and error.errno is not None:
+        return error.errno in DISK_FULL_ERRNOS
+    return isinstance(error, Exception) and any(text in str(error) for text in _DISK_FULL_TEXTS)
+
+
+def _as_disk_full(error: BaseException, path: str, what: str) -> BaseException:
+    """`error`, or a DiskFullError naming `path` and `what` if it is a full disk."""
+    if isinstance(error, DiskFullError) or not is_disk_full(error):
+        return error
+    return DiskFullError(path, what, error)
 
 
 def is_remote(path: str | os.PathLike) -> bool:
@@ -147,12 +195,13 @@ class AtomicFile:
     """
 
     def __init__(self, path: str | os.PathLike, mode: str = "w", *, encoding: str = "utf-8",
-                 newline: str | None = None, existing: str = REPLACE):
+                 newline: str | None = None, existing: str = REPLACE, what: str = "output"):
         if mode not in ("w", "wb"):
             raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
         _check_policy(existing, (REPLACE, REFUSE))
-        self.existing = existing
+        self.existing, self.what = existing, what
         self._remote = is_remote(path)
+        self.is_local = not self._remote
         self._done = False
         if self._remote:
             self.path = os.fspath(path)
@@ -199,11 +248,19 @@ class AtomicFile:
                 os.fsync(self.stream.fileno())
                 self.stream.close()
                 self._publish_local()
-        except BaseException:
+        except BaseException as e:
             self.discard()
-            raise
+            failure = self.failure(e)
+            if failure is e:
+                raise
+            raise failure from e
         self._done = True
         return self.path
+
+    def failure(self, error: BaseException) -> BaseException:
+        """What to raise for `error` met while writing: a DiskFullError naming the target if
+        it is a full disk, else `error` itself."""
+        return _as_disk_full(error, self.path, self.what)
 
     def _publish_local(self) -> None:
         if self.existing == REPLACE:
@@ -252,8 +309,11 @@ class AtomicFile:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.commit()
-        else:
-            self.discard()
+            return
+        self.discard()
+        failure = self.failure(exc)
+        if failure is not exc:
+            raise failure from exc
 
 
 class AtomicDirectory:
@@ -264,6 +324,7 @@ class AtomicDirectory:
 
     Args:
       path: the target directory (local, or a tf.io.gfile URL).
+      what: what the directory holds, for the DiskFullError of a full disk ("an export").
       existing: what happens to a target that exists —
         "replace": removed, the new directory takes its place (an export's usual update;
           locally the old one is renamed aside first, so the target never goes missing);
@@ -275,9 +336,9 @@ class AtomicDirectory:
     Missing parent directories are created (as `os.makedirs` does, umask applied).
     """
 
-    def __init__(self, path: str | os.PathLike, existing: str = REPLACE):
+    def __init__(self, path: str | os.PathLike, existing: str = REPLACE, what: str = "output"):
         _check_policy(existing, EXISTING_POLICIES)
-        self.existing = existing
+        self.existing, self.what = existing, what
         self._remote = is_remote(path)
         self._done = False
         self._created_target = False
@@ -317,11 +378,22 @@ class AtomicDirectory:
                 self._publish_remote()
             else:
                 self._publish_local()
-        except BaseException:
+        except BaseException as e:
             self.discard()
-            raise
+            failure = self.failure(e)
+            if failure is e:
+                raise
+            raise failure from e
         self._done = True
         return self.target
+
+    def failure(self, error: BaseException) -> BaseException:
+        """A DiskFullError naming the target if `error` is a full disk, else `error` (one
+        raised by a writer inside the staging directory is renamed to the target too)."""
+        if isinstance(error, DiskFullError) and not self._remote and (
+                error.path == self.path or error.path.startswith(self.path + os.sep)):
+            return DiskFullError(self.target, self.what, error.__cause__ or error)
+        return _as_disk_full(error, self.target, self.what)
 
     def _publish_local(self) -> None:
         _fsync_tree(self.path)
@@ -381,16 +453,21 @@ class AtomicDirectory:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.commit()
-        else:
-            self.discard()
+            return
+        self.discard()
+        failure = self.failure(exc)
+        if failure is not exc:
+            raise failure from exc
 
 
 def atomic_file(path: str | os.PathLike, mode: str = "w", *, encoding: str = "utf-8",
-                newline: str | None = None, existing: str = REPLACE) -> AtomicFile:
+                newline: str | None = None, existing: str = REPLACE,
+                what: str = "output") -> AtomicFile:
     """`with atomic_file(path) as f: f.write(...)` — see `AtomicFile`."""
-    return AtomicFile(path, mode, encoding=encoding, newline=newline, existing=existing)
+    return AtomicFile(path, mode, encoding=encoding, newline=newline, existing=existing, what=what)
 
 
-def atomic_directory(path: str | os.PathLike, existing: str = REPLACE) -> AtomicDirectory:
+def atomic_directory(path: str | os.PathLike, existing: str = REPLACE,
+                     what: str = "output") -> AtomicDirectory:
     """`with atomic_directory(target) as staging: <write into staging>` — see `AtomicDirectory`."""
-    return AtomicDirectory(path, existing)
+    return AtomicDirectory(path, existing, what)

@@ -4,7 +4,7 @@
 is the scripts' `main`. Bad input — a config, checkpoint or tokenizer that does not fit, a
 missing file, an inconsistent option (all ValueErrors or the types below) — or a diverged
 run, or a side-car evaluator that waited --eval_timeout_secs in vain, or a full disk
-(`OutputWriteError`), or a lost peer worker, ends the script with one line
+(`OutputWriteError`, `DiskFullError`), or a lost peer worker, ends the script with one line
 `<script>: error: <message>` on stderr and exit status 1, not a traceback (`--verbosity=1`
 logs it). A run preempted by SIGTERM/SIGINT exits 143/130 after its checkpoint
 (docs/faults.md). Other exceptions propagate with their traceback.
@@ -18,18 +18,31 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import errno
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from absl import app, flags, logging
 
+from albert_tf.atomic_files import DISK_FULL_ERRNOS, DiskFullError
 from albert_tf.training import flags as training_flags
 
+__all__ = ["DISK_FULL_ERRNOS", "disk_full_exits", "flags_parser", "options_from_flags",
+           "run_from_flags", "run_script"]
 
-# ENOSPC (no space left), EFBIG (file too large), EDQUOT (quota exceeded).
-DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
+
+@contextlib.contextmanager
+def disk_full_exits(name: str) -> Iterator[None]:
+    """Every tool's one way out of a full disk: a `DiskFullError` raised in the block (an
+    `atomic_file`/`atomic_directory` output; its temporary already removed) becomes one line
+    `<name>: error: disk full while writing <what> <path>: <cause>` on stderr and exit 1."""
+    try:
+        yield
+    except DiskFullError as e:
+        logging.debug("traceback", exc_info=True)
+        print(f"{name}: error: {e}", file=sys.stderr)
+        sys.exit(1)
 
 
 # absl's help flags (app.define_help_flags): each prints its text and exits with status 1.
@@ -83,7 +96,8 @@ def run_script(name: str, argv: Sequence[str], run: Callable[[], Any]) -> None:
                                            TrainingPreempted, WorkerLostError)
 
     try:
-        run()
+        with disk_full_exits(name):
+            run()
     except TrainingPreempted as e:  # its one line is logged; 143 (SIGTERM) / 130 (SIGINT)
         sys.exit(e.exit_status)
     except (NonFiniteLossError, CheckpointWaitTimeout, NotImplementedError, FileNotFoundError,

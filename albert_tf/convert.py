@@ -46,11 +46,13 @@ def main(argv: Sequence[str]) -> None:
     # TensorFlow only now.
     from albert_tf.checkpoints import CheckpointMismatchError
     from albert_tf.checkpoints.conversion import convert_checkpoint
+    from albert_tf.cli import disk_full_exits
     from albert_tf.finetuning.preflight import checkpoint_error
 
     try:
-        result = convert_checkpoint(FLAGS.input, FLAGS.output, FLAGS.to, FLAGS.albert_config_file,
-                                    FLAGS.head, FLAGS.spm_model_file)
+        with disk_full_exits("convert"):  # one line, exit 1, nothing written
+            result = convert_checkpoint(FLAGS.input, FLAGS.output, FLAGS.to,
+                                        FLAGS.albert_config_file, FLAGS.head, FLAGS.spm_model_file)
     except (ValueError, FileNotFoundError) as e:  # mismatches and config errors are ValueErrors
         logging.debug("traceback", exc_info=True)
         if isinstance(e, (CheckpointMismatchError, FileNotFoundError)):  # the input's fault

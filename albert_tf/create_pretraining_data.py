@@ -25,6 +25,7 @@ import sys
 from absl import app, flags, logging
 
 from albert_tf import cli
+from albert_tf.atomic_files import DiskFullError
 from albert_tf.data import features as F
 from albert_tf.data.documents import InputError
 from albert_tf.data.example_codec import decode_example
@@ -138,6 +139,8 @@ def main(argv: list[str]) -> int:
                           flags_used={name: FLAGS[name].value for name in _FLAG_NAMES})
     except ValueError as e:  # InputError, bad option values
         return _error(str(e))
+    except DiskFullError:  # one line by cli.disk_full_exits
+        raise
     except OSError as e:
         return _error(f"{getattr(e, 'filename', '') or 'I/O error'}: {e.strerror or e}")
     log_examples(outputs[0], tokenizer)
@@ -162,11 +165,17 @@ def _error(message: str) -> int:
     return 1
 
 
+def _main_with_exits(argv: list[str]) -> None:
+    with cli.disk_full_exits("create_pretraining_data"):
+        status = main(argv)
+    sys.exit(status)
+
+
 def run() -> None:
     flags.mark_flags_as_required(["input_file", "output_file"])
     training_flags.register_float_validators({"masked_lm_prob": training_flags.PROBABILITY,
                                               "short_seq_prob": training_flags.PROBABILITY})
-    app.run(lambda argv: sys.exit(main(argv)),
+    app.run(_main_with_exits,
             flags_parser=cli.flags_parser("create_pretraining_data"))
 
 

@@ -102,7 +102,7 @@ def _staged(destination: str):
     when its block ends; refused if the destination exists."""
     if tf.io.gfile.exists(destination):
         raise ExportError(f"{os.path.abspath(destination)}: already exists; choose a new export path")
-    return atomic_directory(destination, existing="refuse")
+    return atomic_directory(destination, existing="refuse", what="export")
 
 
 def _check_inputs(vocab_size: int) -> dict[str, np.ndarray]:
@@ -228,6 +228,12 @@ def resolve_sources(albert_directory: str | None, albert_config_file: str | None
 
 
 def main(argv: list[str]) -> None:
+    """The command line; a full disk is one line and exit 1 (`cli.disk_full_exits`)."""
+    with cli.disk_full_exits("export_tfhub"):
+        _export_from_flags(argv)
+
+
+def _export_from_flags(argv: list[str]) -> None:
     del argv
     if not FLAGS.export_path and not FLAGS.preprocess_export_path:
         raise app.UsageError("give --export_path and/or --preprocess_export_path")

@@ -254,7 +254,7 @@ def convert_checkpoint(input_path: str, output: str, to: str,
     restored = {id(report.targets[n]) for n in report.restored}
     if kind == "hf" and not spm_model_file:
         spm_model_file = hf_files.spm_model_of(input_path)
-    with atomic_directory(output, existing="merge") as staging:
+    with atomic_directory(output, existing="merge", what="converted checkpoint") as staging:
         if to == "original":
             written = _write_original(model, config, restored, staging, global_step)
         elif to == "keras":

@@ -153,7 +153,7 @@ def write_hf_directory(path: str, config: Mapping[str, Any], tensors: Mapping[st
     """
     from safetensors.numpy import save
 
-    output = atomic_directory(path, existing="merge")
+    output = atomic_directory(path, existing="merge", what="Hugging Face checkpoint")
     with output as staging:
         with open(os.path.join(staging, CONFIG_FILE), "w", encoding="utf-8") as f:
             f.write(json.dumps(dict(config), indent=2, sort_keys=True) + "\n")

@@ -181,7 +181,7 @@ def write_name_based_checkpoint(values: dict[str, np.ndarray], path: str) -> str
     """
     path = os.path.abspath(os.fspath(path))
     directory = os.path.dirname(path)
-    with atomic_directory(directory, existing="merge") as staging:
+    with atomic_directory(directory, existing="merge", what="checkpoint") as staging:
         prefix = os.path.join(staging, os.path.basename(path))
         graph = tf.Graph()
         with graph.as_default():

@@ -238,15 +238,17 @@ def _write(output_files: Sequence[str], records: list[bytes]) -> list[int]:
     writers: list[AtomicTFRecordWriter] = []
     try:
         for path in output_files:  # a failure to open the k-th removes the first k-1 too
-            writers.append(AtomicTFRecordWriter(path))
+            writers.append(AtomicTFRecordWriter(path, what="pretraining records"))
         for i, writer in enumerate(writers):
             writer.write_many(records[i::len(writers)])
-    except BaseException:
+        for writer in writers:  # a full disk shows here, before any output is published
+            writer.sync()
         for writer in writers:
+            writer.close()
+    except BaseException:
+        for writer in writers:  # the temporaries of all that are not published yet
             writer.abort()
         raise
-    for writer in writers:
-        writer.close()
     return [w.count for w in writers]
 
 
@@ -276,6 +278,6 @@ def _write_summaries(output_files: Sequence[str], result: GenerationResult, opti
             "flags": flags_used,
             "seconds": round(result.seconds, 2),
         }
-        with atomic_file(path + SIDECAR_SUFFIX) as f:
+        with atomic_file(path + SIDECAR_SUFFIX, what="pretraining records summary") as f:
             json.dump(summary, f, indent=2, sort_keys=True)
             f.write("\n")

@@ -11,6 +11,7 @@ term that depends only on the length. Tested against a bitwise reference and TF'
 
 from __future__ import annotations
 
+import os
 from typing import BinaryIO, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -106,17 +107,35 @@ class AtomicTFRecordWriter:
         ...     writer.write_many([serialized_example])
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, what: str = "records"):
         self.path = path
-        self._output = atomic_file(path, "wb")
+        self._output = atomic_file(path, "wb", what=what)
         self.count = 0
 
     def write_many(self, records: Iterable[bytes]) -> None:
+        """Appends `records`; a failure (a full disk: `DiskFullError`) removes the temporary."""
         records = list(records)
-        self._output.stream.write(frame_records(records))
+        self._guarded(lambda: self._output.stream.write(frame_records(records)))
         self.count += len(records)
 
+    def sync(self) -> None:
+        """Flushes and fsyncs what was written, without publishing it: where a full disk shows
+        at the latest, before any of several outputs is renamed into place."""
+        stream = self._output.stream
+        self._guarded(lambda: (stream.flush(), self._output.is_local and os.fsync(stream.fileno())))
+
+    def _guarded(self, operation: Callable[[], object]) -> None:
+        try:
+            operation()
+        except BaseException as e:
+            self._output.discard()
+            failure = self._output.failure(e)
+            if failure is e:
+                raise
+            raise failure from e
+
     def close(self) -> None:
+        """Publishes the file (flush, fsync, rename); on a failure the temporary is removed."""
         self._output.commit()
 
     def abort(self) -> None:

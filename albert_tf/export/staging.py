@@ -15,5 +15,5 @@ def replaced_directory(target: str | os.PathLike) -> Iterator[str]:
     """Yields an empty directory beside `target`; when the block ends without an error it
     replaces `target` (an older export there is removed), otherwise it is deleted. The export
     gets the modes a plain mkdir()/open() would give (`albert_tf.atomic_files`)."""
-    with atomic_directory(target, existing="replace") as staging:
+    with atomic_directory(target, existing="replace", what="export") as staging:
         yield staging

@@ -142,7 +142,7 @@ def write_tflite(fn: tf.types.experimental.GenericFunction, path: str, quantizat
         if np.issubdtype(value.dtype, np.floating):
             logging.info("TFLite %s output %s: max |TFLite − TF| on a sample = %.3g", quantization,
                          name, float(np.max(np.abs(value - expected[name].numpy()))))
-    with atomic_file(path, "wb") as f:
+    with atomic_file(path, "wb", what="TFLite export") as f:
         f.write(content)
     logging.info("Wrote %s (%s, %.1f MB)", path, quantization, len(content) / 2**20)
     return path

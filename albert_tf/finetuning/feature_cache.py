@@ -100,7 +100,7 @@ def read_settings(record_path: str) -> dict[str, Any] | None:
 
 def _write_settings(record_path: str, settings: Mapping[str, Any]) -> None:
     path = settings_path(record_path)
-    with atomic_file(path) as f:
+    with atomic_file(path, what="feature cache settings") as f:
         json.dump(dict(settings), f, indent=2, sort_keys=True)
         f.write("\n")
 

@@ -45,7 +45,7 @@ def write_feature_records(path: str, columns: Columns) -> int:
     flat = {name: (dtype, np.asarray(array).reshape(len(array), -1))
             for name, (dtype, array) in columns.items()}
     count = len(next(iter(flat.values()))[1]) if flat else 0
-    with AtomicTFRecordWriter(path) as writer:
+    with AtomicTFRecordWriter(path, what="feature records") as writer:
         for begin in range(0, count, _CHUNK):
             writer.write_many(encode_examples(
                 {name: (dtype, array[begin:begin + _CHUNK]) for name, (dtype, array) in flat.items()}))

@@ -56,7 +56,7 @@ def cached_train_records(path: str, settings: dict[str, Any],
 
 
 def _write_atomic_bytes(path: str, data: bytes) -> None:
-    with atomic_file(path, "wb") as f:
+    with atomic_file(path, "wb", what="SQuAD evaluation features") as f:
         f.write(data)
 
 

@@ -3,7 +3,11 @@ signals at a chosen step, and exact comparisons of checkpoints."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import resource
+import signal
+import subprocess
 
 import numpy as np
 import tensorflow as tf
@@ -46,3 +50,28 @@ def checkpoint_steps(directory) -> list[int]:
     """The steps of the `model.ckpt-<step>.index` files in `directory`."""
     return sorted(int(name[len("model.ckpt-"):-len(".index")]) for name in os.listdir(directory)
                   if name.startswith("model.ckpt-") and name.endswith(".index"))
+
+
+@contextlib.contextmanager
+def small_disk(directory, size_kib: int):
+    """Yields True when `directory` is now a tmpfs of `size_kib` KiB (mounting is allowed:
+    root with CAP_SYS_ADMIN), else False: the test then limits the child's file size instead
+    (`limit_file_size`), so the same write fails the same way and is checked the same way."""
+    os.makedirs(directory)
+    try:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs",
+                                  str(directory)], capture_output=True).returncode == 0
+    except OSError:  # no mount command
+        mounted = False
+    try:
+        yield mounted
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(directory)], check=True)
+
+
+def limit_file_size(limit: int) -> None:
+    """In the child: a write past `limit` bytes fails with EFBIG (SIGXFSZ ignored), as a
+    write to a full disk fails with ENOSPC."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))

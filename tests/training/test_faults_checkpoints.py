@@ -10,13 +10,10 @@ checkpoint restores. The side-car evaluator waits for a checkpoint that is not c
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import functools
 import os
-import resource
 import shutil
-import signal
 import subprocess
 import sys
 
@@ -30,6 +27,7 @@ from albert_tf.training.checkpoint_poll import PollSettings, follow_checkpoints
 from albert_tf.training.checkpointing import (CheckpointWriteError, TrainingCheckpoint,
                                               checkpoint_problem)
 from tests.training import fault_runs, processes
+from tests.training.fault_runs import limit_file_size, small_disk
 
 
 def rerun(flags: list[str], out: str, **kwargs) -> subprocess.CompletedProcess:
@@ -80,31 +78,6 @@ def test_state_file_naming_a_missing_prefix_falls_back(tmp_path, fault_run):
     assert len(warnings) == 1 and "model.ckpt-12 (its .index file is missing)" in warnings[0]
     assert "model.ckpt-8 at step 8" in result.stdout + result.stderr
     fault_runs.assert_identical(str(out / "model.ckpt-12"), expected, 60)
-
-
-@contextlib.contextmanager
-def small_disk(directory, size_kib: int):
-    """Yields True when `directory` is now a tmpfs of `size_kib` KiB (mounting is allowed:
-    root with CAP_SYS_ADMIN), else False: the test then limits the child's file size instead
-    (`limit_file_size`), so the same write fails the same way and is checked the same way."""
-    os.makedirs(directory)
-    try:
-        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs",
-                                  str(directory)], capture_output=True).returncode == 0
-    except OSError:  # no mount command
-        mounted = False
-    try:
-        yield mounted
-    finally:
-        if mounted:
-            subprocess.run(["umount", str(directory)], check=True)
-
-
-def limit_file_size(limit: int) -> None:
-    """In the child: a write past `limit` bytes fails with EFBIG (SIGXFSZ ignored), as a
-    write to a full disk fails with ENOSPC."""
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
 def test_full_disk_while_writing_a_checkpoint(tmp_path, fault_run):
