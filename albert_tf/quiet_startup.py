@@ -84,12 +84,17 @@ class TensorFlowRecords(logging.Filter):
         self.threshold = threshold
         spec = importlib.util.find_spec("tensorflow")  # where it is, without importing it
         dirs = list(spec.submodule_search_locations or []) if spec is not None else []
-        self.prefixes = tuple({os.path.join(d, "") for d in dirs}
-                              | {os.path.join(os.path.realpath(d), "") for d in dirs})
+        roots = {os.path.join(d, "") for d in dirs} | {os.path.join(os.path.realpath(d), "")
+                                                        for d in dirs}
+        self.prefixes = tuple(roots)
+        # Inside a tf.function, AutoGraph calls our own `logging.info` from its api.py, so the
+        # record names that file: such a record is ours, not TensorFlow's.
+        self.autograph = tuple(os.path.join(root, "python", "autograph", "") for root in roots)
 
     def filter(self, record: logging.LogRecord) -> bool:
         return (record.levelno >= self.threshold or not self.prefixes
-                or not record.pathname.startswith(self.prefixes))
+                or not record.pathname.startswith(self.prefixes)
+                or record.pathname.startswith(self.autograph))
 
 
 def _high_fd(fd: int) -> int:

@@ -291,3 +291,24 @@ def test_fd_2_pointed_elsewhere_by_the_program_gets_nothing_of_the_filter(tmp_pa
         """)
     assert result.returncode == 0 and result.stderr == b""
     assert log.read_bytes() == b"into the file\n"
+
+
+def test_tensorflow_records_filter_keeps_ours_logged_through_autograph():
+    """TensorFlow's own INFO records are dropped; ours stay, also when AutoGraph (inside a
+    tf.function) is the frame absl names as the caller."""
+    import logging as std_logging
+
+    from albert_tf.quiet_startup import TensorFlowRecords
+
+    records_filter = TensorFlowRecords(std_logging.ERROR)
+    root = records_filter.prefixes[0]
+
+    def record(pathname: str, level: int = std_logging.INFO) -> std_logging.LogRecord:
+        return std_logging.LogRecord("absl", level, pathname, 1, "message", None, None)
+
+    saver = os.path.join(root, "python", "checkpoint", "functional_saver.py")
+    autograph = os.path.join(root, "python", "autograph", "impl", "api.py")
+    assert not records_filter.filter(record(saver))
+    assert records_filter.filter(record(saver, std_logging.ERROR))
+    assert records_filter.filter(record(autograph))
+    assert records_filter.filter(record(os.path.abspath(__file__)))
