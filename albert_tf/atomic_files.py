@@ -32,6 +32,8 @@ Example:
 
 from __future__ import annotations
 
+import abc
+
 import errno
 import os
 import posixpath
@@ -177,7 +179,34 @@ def _replace_local(source: str, target: str) -> None:
     _remove_local(aside)
 
 
-class AtomicFile:
+class _PublishedOnSuccess(abc.ABC):
+    """`with` semantics shared by AtomicFile and AtomicDirectory: a block that ends normally
+    publishes (`commit`), one that raises discards the temporary and re-raises (a full disk as
+    DiskFullError naming the output)."""
+
+    @abc.abstractmethod
+    def commit(self) -> None:
+        """Publishes the temporary under the target name."""
+
+    @abc.abstractmethod
+    def discard(self) -> None:
+        """Removes the temporary; the target stays as it was."""
+
+    @abc.abstractmethod
+    def failure(self, error: BaseException) -> BaseException:
+        """The error to raise for `error` (a DiskFullError naming the output, or `error`)."""
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+            return
+        self.discard()
+        failure = self.failure(exc)
+        if failure is not exc:
+            raise failure from exc
+
+
+class AtomicFile(_PublishedOnSuccess):
     """A file written under a temporary name and renamed to `path` by `commit()`.
 
     Use it as a context manager (`with atomic_file(path) as f:` — committed when the block
@@ -306,17 +335,8 @@ class AtomicFile:
     def __enter__(self) -> IO:
         return self.stream
 
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.commit()
-            return
-        self.discard()
-        failure = self.failure(exc)
-        if failure is not exc:
-            raise failure from exc
 
-
-class AtomicDirectory:
+class AtomicDirectory(_PublishedOnSuccess):
     """A directory filled under a temporary name (`.path`) and published by `commit()`.
 
     Use it as a context manager (`with atomic_directory(target) as staging:` — published when
@@ -449,15 +469,6 @@ class AtomicDirectory:
 
     def __enter__(self) -> str:
         return self.path
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.commit()
-            return
-        self.discard()
-        failure = self.failure(exc)
-        if failure is not exc:
-            raise failure from exc
 
 
 def atomic_file(path: str | os.PathLike, mode: str = "w", *, encoding: str = "utf-8",
