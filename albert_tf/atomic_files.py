@@ -200,10 +200,17 @@ class _PublishedOnSuccess(abc.ABC):
         if exc_type is None:
             self.commit()
             return
+        self._discard_and_raise(exc, reraise=False)
+
+    def _discard_and_raise(self, error: BaseException, reraise: bool = True) -> None:
+        """Removes the temporary, then raises what `failure` makes of `error` (`error`
+        itself only when `reraise`: a `with` block re-raises it on its own)."""
         self.discard()
-        failure = self.failure(exc)
-        if failure is not exc:
-            raise failure from exc
+        failure = self.failure(error)
+        if failure is not error:
+            raise failure from error
+        if reraise:
+            raise error
 
 
 class AtomicFile(_PublishedOnSuccess):
@@ -278,11 +285,7 @@ class AtomicFile(_PublishedOnSuccess):
                 self.stream.close()
                 self._publish_local()
         except BaseException as e:
-            self.discard()
-            failure = self.failure(e)
-            if failure is e:
-                raise
-            raise failure from e
+            self._discard_and_raise(e)
         self._done = True
         return self.path
 
@@ -399,11 +402,7 @@ class AtomicDirectory(_PublishedOnSuccess):
             else:
                 self._publish_local()
         except BaseException as e:
-            self.discard()
-            failure = self.failure(e)
-            if failure is e:
-                raise
-            raise failure from e
+            self._discard_and_raise(e)
         self._done = True
         return self.target
 
