@@ -178,13 +178,13 @@ class Candidate:
         self.skipped: str | None = None
 
 
-def _ours(name, precision, path, backend, note="", **kwargs) -> Candidate:
+def _ours(name, kind, path, backend, note="", **kwargs) -> Candidate:
     def make():
         model = load_serving(path, backend, num_threads=ARGS.threads, **kwargs)
         if model.runs:
             candidate.note = f"runs {model.runs}"
         return lambda feed: model(feed)["pooled_output"]
-    candidate = Candidate(name, precision, True, make, note)
+    candidate = Candidate(name, kind, True, make, note)
     return candidate
 
 
