@@ -30,7 +30,7 @@ import numpy as np
 from absl import logging
 
 from albert_tf.export.serving_artifacts import read_manifest
-from albert_tf.export.serving_graph import SERVING_DIR, SERVING_OUTPUTS
+from albert_tf.export.serving_graph import ORIGINAL_INPUT_NAMES, SERVING_DIR, SERVING_OUTPUTS
 from albert_tf.models.encoder import INPUT_NAMES
 
 BACKENDS = ("auto", "tensorflow", "tflite", "openvino")
@@ -42,9 +42,6 @@ EXPECTED = ("an encoder or task export directory (serving/, serving.json), a Sav
 Arrays = dict[str, np.ndarray]
 # Outputs with one value per token: a TFLite file's padding positions are cut off them.
 PER_TOKEN_OUTPUTS = ("sequence_output", "start_logits", "end_logits")
-# A task TFLite file's input names (the original's, albert_tf/export/tflite.py) → ours.
-ORIGINAL_INPUT_NAMES = {"input_ids": "input_word_ids", "input_mask": "input_mask",
-                        "segment_ids": "input_type_ids"}
 
 
 class ServingLoadError(ValueError):

@@ -33,10 +33,9 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.export import tflite
-from albert_tf.export.serving_graph import (SERVING_DIR, SERVING_OUTPUTS, OutputsFn, describe,
-                                            encoder_outputs, float32_copy,
+from albert_tf.export.serving_graph import (ORIGINAL_INPUT_NAMES, SERVING_DIR, SERVING_OUTPUTS,
+                                            OutputsFn, describe, encoder_outputs, float32_copy,
                                             frozen_serving_function, save_serving_model)
-from albert_tf.finetuning.records import FEATURE_TO_INPUT
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
 MANIFEST = "serving.json"
@@ -155,7 +154,8 @@ def task_tflite_entry(quantization: str, seq_length: int) -> dict[str, Any]:
     """serving.json's entry for a task export's albert_model.tflite (tflite.py): batch 1, fixed
     length, the original's input names."""
     return {"file": tflite.TFLITE_FILE, "quantization": quantization, "seq_length": seq_length,
-            "batch_size": 1, "inputs": {name: feature for feature, name in FEATURE_TO_INPUT.items()}}
+            "batch_size": 1,
+            "inputs": {ours: theirs for theirs, ours in ORIGINAL_INPUT_NAMES.items()}}
 
 
 def _check_task_serving(saved_model: str, model: Any, outputs_fn: OutputsFn,

@@ -216,3 +216,12 @@ def test_dynamic_int8_task_export_keeps_a_fine_tuned_classifiers_argmax(tmp_path
               f"|x| {np.abs(want).max():.3g})")
     assert agreement >= 0.99
     assert 0 < difference < 0.1 * float(np.abs(want).max())  # quantized, not broken
+
+
+def test_the_loaders_copy_of_the_original_input_names_is_the_records_mapping():
+    """serving_graph.ORIGINAL_INPUT_NAMES repeats finetuning.records.FEATURE_TO_INPUT (export
+    does not import the fine-tuning floor for one dict): they must not drift apart."""
+    from albert_tf.export.serving_graph import ORIGINAL_INPUT_NAMES
+    from albert_tf.finetuning.records import FEATURE_TO_INPUT
+
+    assert ORIGINAL_INPUT_NAMES == FEATURE_TO_INPUT
