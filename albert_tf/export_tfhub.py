@@ -77,8 +77,7 @@ flags.DEFINE_enum("dtype", "float32", list(EXPORT_DTYPES),
 training_flags.define_tflite_flag()  # written only when given here: no TFLite file by default
 flags.DEFINE_integer("tflite_seq_length", 128, "Sequence length of albert_encoder.tflite (dynamic "
                      "batch; the loader pads shorter inputs).", lower_bound=1)
-flags.DEFINE_boolean("openvino_ir", False, "Also write openvino/albert_encoder.xml (OpenVINO IR; "
-                     "needs pip install 'albert-tf[openvino]').")
+training_flags.define_openvino_flag("openvino/albert_encoder.xml")
 flags.DEFINE_boolean("onnx", False, "Also write onnx/albert_encoder.onnx (our ONNX graph, float32) "
                      "and, per --onnx_quantization, its int8 file (needs pip install "
                      "'albert-tf[onnx]').")
