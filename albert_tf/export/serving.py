@@ -11,8 +11,8 @@ TF-Hub `serving_default`), a `.tflite` file, an OpenVINO `.xml` or an ONNX file 
 onnx_graph.py). Engines: "tensorflow" (SavedModel), "tflite" (the TFLite interpreter),
 "openvino" (the IR, the SavedModel converted at load, or an ONNX file; optional package),
 "onnxruntime" (the ONNX files; optional package). `precision="int8"` picks an export's dynamic
-int8 ONNX file (ONNX Runtime only: it holds ORT's fused ops). Inputs: int32 or int64 `[batch, seq]`, any batch, any seq up to the artifact's
-maximum; outputs float32 numpy arrays.
+int8 ONNX file (ONNX Runtime only: it holds ORT's fused ops). Inputs: int32 or int64
+`[batch, seq]`, any batch, any seq up to the artifact's maximum; outputs float32 numpy arrays.
 
 `backend="auto"` chooses by AUTO_RULE (below), measured with benchmarks/serving_speed.py
 (benchmarks/RESULTS.md), and logs one line naming its choice.
