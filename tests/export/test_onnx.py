@@ -6,7 +6,9 @@ the summation order), for every sharing layout the stack has; the dynamic-int8 f
 INT8_RELATIVE_BOUND of the outputs' largest magnitude — per-tensor 7-bit weights and 8-bit
 activations (scales max|w|/63 and (max−min)/255) cost about one percent per matmul, and two
 blocks of four matmuls land well inside 10 % on these weights (measured 2–4 % on the AVX2 EPYC;
-full-range 8-bit weights measured 25–60 % there, see onnx_artifacts.INT8_OPTIONS).
+full-range 8-bit weights measured 25–60 % there, see onnx_artifacts.INT8_OPTIONS); and, as for
+the TFLite int8 file, it keeps a fine-tuned classifier's argmax on ≥ 99 % of a held-out set
+(tests/export/finetuned.py), its pooled-output difference printed.
 """
 
 import logging
@@ -27,6 +29,7 @@ from albert_tf.export.serving import Artifact, ServingLoadError, auto_backend
 from albert_tf.models import AlbertPretrainer
 from albert_tf.models.encoder import AlbertEncoder
 from tests.conftest import random_inputs, tiny_config
+from tests.export.finetuned import MIN_AGREEMENT, argmax_agreement, fine_tuned_classifier
 
 pytest.importorskip("onnxruntime", reason="the ONNX files need albert-tf[onnx]")
 onnx = pytest.importorskip("onnx", reason="the ONNX files need albert-tf[onnx]")
@@ -103,6 +106,19 @@ def test_dynamic_int8_onnx_within_its_bound(exported):
                                                                         for n in graph.node}
     assert not any(n.op_type in ("MatMul", "Attention") for n in graph.node
                    if any(i.endswith("/kernel") for i in n.input))
+
+
+def test_dynamic_int8_onnx_keeps_a_fine_tuned_classifiers_argmax(tmp_path, capsys):
+    classifier, dev = fine_tuned_classifier()
+    write_onnx_artifacts(classifier.encoder, str(tmp_path))
+    int8 = load_serving(str(tmp_path), backend="onnxruntime", precision="int8")
+    agreement, difference, scale = argmax_agreement(classifier, dev, int8(dev)["pooled_output"])
+    with capsys.disabled():
+        print(f"\nint8 encoder ONNX: argmax agreement {agreement:.4f} on {len(dev['input_mask'])}"
+              f" dev rows, max |pooled int8 − fp32| = {difference:.3g} (pooled max |x| "
+              f"{scale:.3g})")
+    assert agreement >= MIN_AGREEMENT
+    assert 0 < difference < 0.1 * scale  # quantized, not broken
 
 
 def test_auto_picks_onnxruntime_for_onnx_files_and_int8_and_says_so(exported, caplog):
