@@ -167,9 +167,6 @@ def test_bfloat16_serving_graph_within_the_stated_bound(tmp_path):
             assert float(np.abs(got["pooled_output"] - want["pooled_output"].numpy()).max()) > 0
 
 
-_bag_of_words_task = finetuned.bag_of_words_task  # test_task_serving.py imports it from here
-
-
 def test_dynamic_int8_keeps_a_fine_tuned_classifiers_argmax(tmp_path, capsys):
     classifier, dev = fine_tuned_classifier()
     path = str(tmp_path / "int8")

@@ -26,7 +26,7 @@ from albert_tf.models import AlbertClassifier
 from albert_tf.models.span_labeler import AlbertSpanLabeler
 from albert_tf.squad.export import SQUAD_OUTPUTS, export_squad_v1
 from tests.conftest import random_inputs, tiny_config
-from tests.export.test_serving import _bag_of_words_task
+from tests.export.finetuned import bag_of_words_task
 
 KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 TOLERANCE = 1e-5
@@ -193,8 +193,8 @@ def test_dynamic_int8_task_export_keeps_a_fine_tuned_classifiers_argmax(tmp_path
     keras.utils.set_random_seed(1)
     config = tiny_config(vocab_size=100)
     classifier = AlbertClassifier(config, 2)
-    train, train_labels = _bag_of_words_task(2048, SEQ, config.vocab_size, seed=0)
-    dev, _ = _bag_of_words_task(400, SEQ, config.vocab_size, seed=1)
+    train, train_labels = bag_of_words_task(2048, SEQ, config.vocab_size, seed=0)
+    dev, _ = bag_of_words_task(400, SEQ, config.vocab_size, seed=1)
     model = keras.Model(classifier.input, classifier(classifier.input)["logits"])
     model.compile(optimizer=keras.optimizers.Adam(3e-3),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
