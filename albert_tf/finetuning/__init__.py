@@ -8,8 +8,6 @@
 * `objective` — softmax cross-entropy objective with accuracy, and its numpy twins.
 * `model_source` — config, tokenizer and model from `--albert_config_file`, an encoder
   export (`--albert_hub_module_handle`) or a Hugging Face `--init_checkpoint` directory.
-* `checkpoint_eval` — evaluate each saved checkpoint once, keep the best as
-  `model.ckpt-best` (faithfulness §8.6).
 * `inference` — `Predictor`: chosen model outputs and passthrough keys over a whole dataset,
   in order, under the strategy, traced once for any batch size and sequence length.
 * `warm_start` — `--init_checkpoint` into a task model, every encoder variable required.

@@ -103,6 +103,21 @@ def load_model_weights(model: keras.Model, path: str, allow_missing: bool = True
     return loaded, missing
 
 
+def restore_model(model: keras.Model, global_step: tf.Variable, directory: str,
+                  path: str | None = None) -> str:
+    """Loads the model weights and the step of one of our training checkpoints, `path` or
+    else the latest of `directory` (for evaluation: optimizer slots and the input position
+    are left); returns the path read."""
+    path = path or tf.train.latest_checkpoint(directory)
+    if not path:
+        raise FileNotFoundError(f"no checkpoint found in {directory}")
+    checkpoint = tf.train.Checkpoint(model=keyed_variables(model.variables),
+                                     global_step=global_step)
+    checkpoint.read(path).expect_partial()
+    logging.info("Restored model weights from %s (step %d)", path, int(global_step.numpy()))
+    return path
+
+
 def error_phrase(error: BaseException) -> str:
     """An error's first line without TensorFlow's op decorations ({{function_node …}},
     [Op:…])."""

@@ -121,7 +121,7 @@ def define_openvino_flag(ir_file: str = "openvino/albert_model.xml",
 
 def define_eval_poll_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     """--eval_poll_secs and --eval_timeout_secs of side-car evaluation (--do_eval without
-    --do_train: `albert_tf.training.checkpoint_poll`; idempotent). Register them as
+    --do_train: `albert_tf.training.checkpoint_eval`; idempotent). Register them as
     POSITIVE float flags."""
     define = functools.partial(_define_once, flag_values=flag_values)
     define(flags.DEFINE_float, "eval_poll_secs", 60.0,
