@@ -19,7 +19,7 @@ from albert_tf.glue.metrics import (accuracy, f1_score, glue_metrics, matthews_c
                                     spearman)
 from albert_tf.glue.submission import (SUBMISSION_FILES, read_submission, write_prediction_files,
                                        write_submission)
-from albert_tf.glue.tasks import (SPLITS, TASK_NAMES, TASKS, GlueProcessor, GlueTask, InputExample,
+from albert_tf.glue.examples import (SPLITS, TASK_NAMES, TASKS, GlueProcessor, GlueTask, InputExample,
                                   get_task)
 from albert_tf.glue.tsv import GlueDataError, read_tsv
 
