@@ -127,6 +127,8 @@ class FineTuningRun(abc.ABC):
         self.records = {}
         # ----- the set-up sequence: every check and read before anything is written -----
         self.validate()
+        if isinstance(opts, FixedStepOptions) and opts.do_train and opts.train_step < 1:
+            raise self.error(f"train_step must be >= 1 with do_train, got {opts.train_step}")
         if isinstance(opts, ExportOptions):
             self._check_quantization(opts.tflite_quantization)
         # With --albert_hub_module_handle: the export's config and SentencePiece model (Q21).

@@ -76,8 +76,6 @@ class GlueRun(FineTuningRun):
         if opts.optimizer not in OPTIMIZER_NAMES:
             raise GlueRunError(f"optimizer must be one of {', '.join(OPTIMIZER_NAMES)}, "
                                f"got {opts.optimizer!r}")
-        if opts.do_train and opts.train_step < 1:
-            raise GlueRunError(f"train_step must be >= 1 with do_train, got {opts.train_step}")
         if opts.max_seq_length < 3:
             raise GlueRunError(f"max_seq_length must be >= 3, got {opts.max_seq_length}")
         for split, wanted in (("train", opts.do_train), ("dev", opts.do_eval)):

@@ -93,8 +93,6 @@ class RaceRun(FineTuningRun):
         if opts.task_name.lower() not in TASK_NAMES:
             raise RaceRunError(f"task_name must be one of {', '.join(TASK_NAMES)}, "
                                f"got {opts.task_name!r}")
-        if opts.do_train and opts.train_step < 1:
-            raise RaceRunError(f"train_step must be >= 1 with do_train, got {opts.train_step}")
         if opts.init_checkpoint and opts.albert_hub_module_handle:
             raise RaceRunError("init_checkpoint and albert_hub_module_handle both give the "
                                "initial weights; use one of them")
