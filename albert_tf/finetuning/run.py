@@ -28,7 +28,7 @@ import abc
 import dataclasses
 import math
 import os
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Generic, Mapping, Sequence, TypeVar
 
 import keras
 import tensorflow as tf
@@ -55,6 +55,8 @@ __all__ = ["EvaluateOnSave", "ExportOptions", "FineTuningError", "FineTuningOpti
            "FineTuningResult", "FineTuningRun", "FixedStepOptions", "TrainingPlan"]
 
 DatasetFn = Callable[[tf.distribute.InputContext], tf.data.Dataset]
+OptionsT = TypeVar("OptionsT", bound=FineTuningOptions)
+ResultT = TypeVar("ResultT", bound=FineTuningResult)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -90,22 +92,23 @@ class EvaluateOnSave(Callback):
             self.results.append(self.evaluator.evaluate(step, path, restore=False))
 
 
-class FineTuningRun(abc.ABC):
+class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
     """One fine-tuning invocation: the set-up sequence (in `__init__`) and the phases (`run`).
 
-    A task sets `error` (its one-line error class) and `result_type` (its result, a
-    `FineTuningResult`), and implements the hooks named in the module docstring; the
+    A task names its options and result types, its one-line error class and its result class
+    (`class GlueRun(FineTuningRun[GlueRunOptions, GlueRunResult], error=GlueRunError,
+    result=GlueRunResult)`) and implements the hooks named in the module docstring; the
     attributes below are the template's, ready for the hooks that come after them.
     """
 
     error: ClassVar[type[FineTuningError]] = FineTuningError
     result_type: ClassVar[type[FineTuningResult]] = FineTuningResult
 
-    opts: FineTuningOptions
+    opts: OptionsT
     config: AlbertConfig
     tokenizer: Any  # tokenization.FullTokenizer
     model_fn: Callable[[], keras.Model]
-    result: FineTuningResult
+    result: ResultT
     # Cached feature files by split ("train", "dev", "test", …): `build_features` fills it.
     records: dict[str, str]
     # The records' decoder (`finetuning.records.feature_decoder`) for the default datasets.
@@ -115,7 +118,15 @@ class FineTuningRun(abc.ABC):
     evaluator: CheckpointEvaluator
     predictor: Predictor
 
-    def __init__(self, opts: FineTuningOptions, strategy: tf.distribute.Strategy | None = None):
+    def __init_subclass__(cls, error: type[FineTuningError] | None = None,
+                          result: type[FineTuningResult] | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if error is not None:
+            cls.error = error
+        if result is not None:
+            cls.result_type = result
+
+    def __init__(self, opts: OptionsT, strategy: tf.distribute.Strategy | None = None):
         if isinstance(opts, FixedStepOptions):
             opts.poll_settings()  # a bad interval or timeout stops the run before any work
         self.opts = opts
@@ -126,6 +137,7 @@ class FineTuningRun(abc.ABC):
         self._initial_weights_loaded = False
         self.records = {}
         # ----- the set-up sequence: every check and read before anything is written -----
+        self._check_phases()
         self.validate()
         if isinstance(opts, FixedStepOptions) and opts.do_train and opts.train_step < 1:
             raise self.error(f"train_step must be >= 1 with do_train, got {opts.train_step}")
@@ -148,6 +160,20 @@ class FineTuningRun(abc.ABC):
         self.build_features()
         self.buckets = self.choose_buckets()
         self.setup(self.training_plan(), self.buckets)
+
+    def _check_phases(self) -> None:
+        """At least one phase is asked for (the switches these options have)."""
+        opts = self.opts
+        switches: dict[str, Any] = {"do_train": opts.do_train}
+        if isinstance(opts, FixedStepOptions):
+            switches["do_eval"] = opts.do_eval
+        switches["do_predict"] = opts.do_predict
+        if isinstance(opts, ExportOptions):
+            switches["export_dir"] = opts.export_dir
+        if not any(switches.values()):
+            names = list(switches)
+            raise self.error(f"at least one of {', '.join(names[:-1])} or {names[-1]} is "
+                             "required")
 
     def _check_quantization(self, quantization: str) -> None:
         """--tflite_quantization, checked by the export layer, as the task's one-line error."""
@@ -209,7 +235,7 @@ class FineTuningRun(abc.ABC):
         """Anything the task reports at the end of a run (nothing by default)."""
 
     # ----- the phases -----
-    def run(self) -> FineTuningResult:
+    def run(self) -> ResultT:
         """Does what the options ask, in the original's order; returns what happened."""
         opts = self.opts
         if opts.do_train:

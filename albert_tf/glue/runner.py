@@ -59,20 +59,13 @@ class GlueRunResult(FineTuningResult):
     export_dir: str | None = None
 
 
-class GlueRun(FineTuningRun):
+class GlueRun(FineTuningRun[GlueRunOptions, GlueRunResult],
+              error=GlueRunError, result=GlueRunResult):
     """One invocation's state: task, tokenizer, cached records, trainer, predictor."""
-
-    error = GlueRunError
-    result_type = GlueRunResult
-    opts: GlueRunOptions
-    result: GlueRunResult
 
     def validate(self) -> None:
         opts = self.opts
         self.task: GlueTask = get_task(opts.task_name)
-        if not (opts.do_train or opts.do_eval or opts.do_predict or opts.export_dir):
-            raise GlueRunError("at least one of do_train, do_eval, do_predict or export_dir is "
-                               "required")
         if opts.optimizer not in OPTIMIZER_NAMES:
             raise GlueRunError(f"optimizer must be one of {', '.join(OPTIMIZER_NAMES)}, "
                                f"got {opts.optimizer!r}")

@@ -78,18 +78,12 @@ class RaceRunResult(FineTuningResult):
     prediction_file: str | None = None
 
 
-class RaceRun(FineTuningRun):
+class RaceRun(FineTuningRun[RaceRunOptions, RaceRunResult],
+              error=RaceRunError, result=RaceRunResult):
     """One invocation's state: examples, cached features, trainer, evaluator, predictor."""
-
-    error = RaceRunError
-    result_type = RaceRunResult
-    opts: RaceRunOptions
-    result: RaceRunResult
 
     def validate(self) -> None:
         opts = self.opts
-        if not (opts.do_train or opts.do_eval or opts.do_predict):
-            raise RaceRunError("at least one of do_train, do_eval or do_predict must be true")
         if opts.task_name.lower() not in TASK_NAMES:
             raise RaceRunError(f"task_name must be one of {', '.join(TASK_NAMES)}, "
                                f"got {opts.task_name!r}")

@@ -88,18 +88,12 @@ class SquadRunResult(FineTuningResult):
     export_dir: str | None = None
 
 
-class SquadRun(FineTuningRun):
+class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
+               error=SquadRunError, result=SquadRunResult):
     """One invocation's state: examples, cached features, trainer, evaluator, predictor."""
-
-    error = SquadRunError
-    result_type = SquadRunResult
-    opts: SquadRunOptions
-    result: SquadRunResult
 
     def validate(self) -> None:
         opts = self.opts
-        if not (opts.do_train or opts.do_predict or opts.export_dir):
-            raise SquadRunError("at least one of do_train, do_predict or export_dir is required")
         if opts.export_dir:
             self._validate_export()
         if opts.do_train and not opts.train_file:
