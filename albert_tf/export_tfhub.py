@@ -72,8 +72,7 @@ flags.DEFINE_enum("dtype", "float32", list(EXPORT_DTYPES),
 training_flags.define_tflite_flag()  # written only when given here: no TFLite file by default
 flags.DEFINE_integer("tflite_seq_length", 128, "Sequence length of albert_encoder.tflite (dynamic "
                      "batch; the loader pads shorter inputs).", lower_bound=1)
-flags.DEFINE_boolean("openvino_ir", False, "Also write openvino/albert_encoder.xml (OpenVINO IR; "
-                     "needs pip install 'albert-tf[openvino]').")
+training_flags.define_openvino_flag("openvino/albert_encoder.xml")
 flags.DEFINE_integer("seq_length", 128, "Default sequence length of the preprocessing model.",
                      lower_bound=3)
 # The original export_to_tfhub's flags (faithfulness §11.1).

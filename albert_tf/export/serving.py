@@ -14,6 +14,11 @@ artifact's maximum; outputs float32 numpy arrays.
 
 `backend="auto"` chooses by AUTO_RULE (below), measured with benchmarks/serving_speed.py
 (benchmarks/RESULTS.md), and logs one line naming its choice.
+
+A task export (`run_classifier.py`/`run_squad.py --export_dir`) loads the same way and returns
+the task's outputs (serving.json's `outputs`: logits, probabilities, predictions; start_logits,
+end_logits); its TFLite file `albert_model.tflite` has batch 1 and the original's input names,
+which the TFLite engine maps and runs row by row.
 """
 
 from __future__ import annotations
@@ -25,16 +30,18 @@ import numpy as np
 from absl import logging
 
 from albert_tf.export.serving_artifacts import read_manifest
-from albert_tf.export.serving_graph import SERVING_DIR, SERVING_OUTPUTS
+from albert_tf.export.serving_graph import ORIGINAL_INPUT_NAMES, SERVING_DIR, SERVING_OUTPUTS
 from albert_tf.models.encoder import INPUT_NAMES
 
 BACKENDS = ("auto", "tensorflow", "tflite", "openvino")
 # /proc/cpuinfo flags the engines' bf16/int8 kernels need.
 CPU_FEATURES = ("avx512_bf16", "amx_bf16", "amx_int8", "avx512_vnni")
-EXPECTED = ("an encoder export directory (saved_model.pb, serving/, serving.json), a SavedModel "
+EXPECTED = ("an encoder or task export directory (serving/, serving.json), a SavedModel "
             "directory (saved_model.pb), a .tflite file or an OpenVINO .xml with its .bin")
 
 Arrays = dict[str, np.ndarray]
+# Outputs with one value per token: a TFLite file's padding positions are cut off them.
+PER_TOKEN_OUTPUTS = ("sequence_output", "start_logits", "end_logits")
 
 
 class ServingLoadError(ValueError):
@@ -81,6 +88,8 @@ class Artifact:
         self.max_seq_length: int | None = None
         self.tflite_seq_length: int | None = None
         self.tflite_quantization: str | None = None
+        self.outputs: tuple[str, ...] = SERVING_OUTPUTS  # a task export's manifest lists its own
+        self.has_manifest = False
         self._resolve()
 
     def _resolve(self) -> None:
@@ -109,6 +118,8 @@ class Artifact:
         self.compute_dtype = manifest.get("compute_dtype", "float32")
         self.max_seq_length = manifest.get("max_seq_length")
         self.saved_model = os.path.join(path, manifest.get("saved_model", SERVING_DIR))
+        self.outputs = tuple(manifest.get("outputs", SERVING_OUTPUTS))
+        self.has_manifest = True
         if "tflite" in manifest:
             self.tflite = os.path.join(path, manifest["tflite"]["file"])
             self.tflite_seq_length = int(manifest["tflite"]["seq_length"])
@@ -178,7 +189,7 @@ def _tensorflow_engine(artifact: Artifact, num_threads: int | None) -> Callable[
 
     def run(inputs: Arrays) -> Arrays:
         out = signature(**{name: tf.constant(inputs[name]) for name in INPUT_NAMES})
-        return {name: out[name].numpy() for name in SERVING_OUTPUTS}
+        return {name: out[name].numpy() for name in artifact.outputs}
 
     run.keep_alive = loaded  # the signature needs its object alive
     return run
@@ -190,19 +201,32 @@ def _tflite_engine(artifact: Artifact, num_threads: int | None) -> Callable[[Arr
     with open(artifact.tflite, "rb") as f:
         runner = signature_runner(f.read(), num_threads)
     details = runner.get_input_details()
-    if sorted(details) != sorted(INPUT_NAMES):
-        raise ServingLoadError(f"{artifact.tflite}: not an encoder TFLite file (inputs "
-                               f"{sorted(details)}, expected {list(INPUT_NAMES)})")
-    length = int(details["input_word_ids"]["shape_signature"][1])
+    # The file's input name for each of ours: the encoder's own, or a task file's original ones.
+    names = {name: name for name in INPUT_NAMES}
+    if sorted(details) == sorted(ORIGINAL_INPUT_NAMES):
+        names = {ours: theirs for theirs, ours in ORIGINAL_INPUT_NAMES.items()}
+    elif sorted(details) != sorted(INPUT_NAMES):
+        raise ServingLoadError(f"{artifact.tflite}: not an ALBERT TFLite file (inputs "
+                               f"{sorted(details)}, expected {list(INPUT_NAMES)} or "
+                               f"{list(ORIGINAL_INPUT_NAMES)})")
+    shape = details[names["input_word_ids"]]["shape_signature"]
+    length, fixed_batch = int(shape[1]), int(shape[0]) == 1
     artifact.tflite_seq_length = artifact.tflite_seq_length or length
+    if not artifact.has_manifest:  # a bare .tflite file: whatever it returns
+        artifact.outputs = tuple(runner.get_output_details())
 
     def run(inputs: Arrays) -> Arrays:
         seq = inputs["input_word_ids"].shape[1]
         # Masked padding up to the file's fixed length: real tokens' outputs are unchanged.
-        padded = {name: np.pad(inputs[name], ((0, 0), (0, length - seq))) for name in INPUT_NAMES}
-        out = runner(**padded)
-        return {"sequence_output": out["sequence_output"][:, :seq],
-                "pooled_output": out["pooled_output"]}
+        padded = {names[name]: np.pad(inputs[name], ((0, 0), (0, length - seq)))
+                  for name in INPUT_NAMES}
+        if fixed_batch:  # a task file (batch 1): row by row
+            rows = [runner(**{k: v[i:i + 1] for k, v in padded.items()})
+                    for i in range(len(inputs["input_word_ids"]))]
+            out = {k: np.concatenate([row[k] for row in rows]) for k in artifact.outputs}
+        else:
+            out = runner(**padded)
+        return {k: out[k][:, :seq] if k in PER_TOKEN_OUTPUTS else out[k] for k in artifact.outputs}
 
     return run
 
@@ -232,11 +256,13 @@ def _openvino_engine(artifact: Artifact, num_threads: int | None, precision: str
     if missing:
         raise ServingLoadError(f"{artifact.path}: OpenVINO model lacks inputs {missing}")
     outputs = {name: next(p for p in compiled.outputs if name in p.get_names())
-               for name in SERVING_OUTPUTS}
+               for name in artifact.outputs}
 
     def run(inputs: Arrays) -> Arrays:
         result = request.infer({name: inputs[name] for name in names})
-        return {name: np.array(result[port], dtype=np.float32, copy=True)
+        # float outputs float32, a task's predictions int32, as the other engines give them
+        return {name: np.array(result[port], copy=True).astype(
+                    np.float32 if np.issubdtype(result[port].dtype, np.floating) else np.int32)
                 for name, port in outputs.items()}
 
     # What OpenVINO really runs: it falls back to f32 on CPUs without bf16 units.

@@ -91,10 +91,12 @@ class FixedStepOptions(FineTuningOptions):
 @dataclasses.dataclass(kw_only=True)
 class ExportOptions(FineTuningOptions):
     """What run_classifier and run_squad (v1) add: the best weights exported as a serving
-    SavedModel with a TFLite file beside it (`export.tflite` checks the quantization)."""
+    SavedModel with a TFLite file (`export.tflite` checks the quantization), the serving
+    graph and optionally an OpenVINO IR beside it."""
 
     export_dir: str | None = None
     tflite_quantization: str = "none"  # ours: the TFLite file beside the export
+    openvino_ir: bool = False  # ours: the OpenVINO IR beside the export
 
     @property
     def export_target(self) -> str | None:

@@ -154,7 +154,8 @@ class GlueRun(FineTuningRun[GlueRunOptions, GlueRunResult],
         self.result.export_dir = export_classifier(
             self.trainer.model, self.opts.export_dir, self.opts.max_seq_length,
             self.task.is_regression, self.opts.threshold_to_export,
-            self.opts.tflite_quantization, self.config.vocab_size, self.float32_model())
+            self.opts.tflite_quantization, self.config.vocab_size, self.float32_model(),
+            openvino_ir=self.opts.openvino_ir)
 
 
 def run(opts: GlueRunOptions, strategy: tf.distribute.Strategy | None = None) -> GlueRunResult:

@@ -317,7 +317,8 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
         opts = self.opts
         self.result.export_dir = export_squad_v1(self.float32_model(), opts.export_dir,
                                                  opts.max_seq_length, self.config.vocab_size,
-                                                 opts.tflite_quantization)
+                                                 opts.tflite_quantization, opts.openvino_ir,
+                                                 trained_model=self.trainer.model)
 
     def finish(self) -> None:
         """Lists the questions skipped on the way (bad answers, empty contexts, failed
