@@ -7,10 +7,12 @@
 
 `path` is an encoder export directory (`export_tfhub --export_path`; serving_artifacts.py lists
 what it may hold), a SavedModel directory (the frozen `serving/` one, or an older export's
-TF-Hub `serving_default`), a `.tflite` file or an OpenVINO `.xml`. Engines: "tensorflow"
-(SavedModel), "tflite" (the TFLite interpreter), "openvino" (the IR, or the SavedModel converted
-at load; optional package). Inputs: int32 or int64 `[batch, seq]`, any batch, any seq up to the
-artifact's maximum; outputs float32 numpy arrays.
+TF-Hub `serving_default`), a `.tflite` file, an OpenVINO `.xml` or an ONNX file (ours,
+onnx_graph.py). Engines: "tensorflow" (SavedModel), "tflite" (the TFLite interpreter),
+"openvino" (the IR, the SavedModel converted at load, or an ONNX file; optional package),
+"onnxruntime" (the ONNX files; optional package). `precision="int8"` picks an export's dynamic
+int8 ONNX file (ONNX Runtime only: it holds ORT's fused ops). Inputs: int32 or int64
+`[batch, seq]`, any batch, any seq up to the artifact's maximum; outputs float32 numpy arrays.
 
 `backend="auto"` chooses by AUTO_RULE (below), measured with benchmarks/serving_speed.py
 (benchmarks/RESULTS.md), and logs one line naming its choice.
@@ -33,11 +35,12 @@ from albert_tf.export.serving_artifacts import read_manifest
 from albert_tf.export.serving_graph import ORIGINAL_INPUT_NAMES, SERVING_DIR, SERVING_OUTPUTS
 from albert_tf.models.encoder import INPUT_NAMES
 
-BACKENDS = ("auto", "tensorflow", "tflite", "openvino")
+BACKENDS = ("auto", "tensorflow", "tflite", "openvino", "onnxruntime")
 # /proc/cpuinfo flags the engines' bf16/int8 kernels need.
 CPU_FEATURES = ("avx512_bf16", "amx_bf16", "amx_int8", "avx512_vnni")
 EXPECTED = ("an encoder or task export directory (serving/, serving.json), a SavedModel "
-            "directory (saved_model.pb), a .tflite file or an OpenVINO .xml with its .bin")
+            "directory (saved_model.pb), a .tflite file, an OpenVINO .xml with its .bin or an "
+            ".onnx file")
 
 Arrays = dict[str, np.ndarray]
 # Outputs with one value per token: a TFLite file's padding positions are cut off them.
@@ -88,6 +91,8 @@ class Artifact:
         self.max_seq_length: int | None = None
         self.tflite_seq_length: int | None = None
         self.tflite_quantization: str | None = None
+        self.onnx: str | None = None  # float32 ONNX (or the file given)
+        self.onnx_int8: str | None = None
         self.outputs: tuple[str, ...] = SERVING_OUTPUTS  # a task export's manifest lists its own
         self.has_manifest = False
         self._resolve()
@@ -101,7 +106,7 @@ class Artifact:
             elif os.path.isfile(os.path.join(path, "saved_model.pb")):
                 self.saved_model = path
                 self._read_config(path)
-            if self.saved_model is None:
+            if self.saved_model is None and self.onnx is None:
                 raise ServingLoadError(f"{path}: not a serving artifact; expected {EXPECTED}")
         elif os.path.isfile(path) and path.endswith(".tflite"):
             self.tflite = path
@@ -110,6 +115,8 @@ class Artifact:
                 raise ServingLoadError(f"{path}: the OpenVINO IR's weights {path[:-4]}.bin are "
                                        "missing")
             self.openvino = path
+        elif os.path.isfile(path) and path.endswith(".onnx"):
+            self.onnx = path
         else:
             what = "does not exist" if not os.path.exists(path) else "is not a serving artifact"
             raise ServingLoadError(f"{path}: {what}; expected {EXPECTED}")
@@ -117,7 +124,8 @@ class Artifact:
     def _from_manifest(self, path: str, manifest: dict[str, Any]) -> None:
         self.compute_dtype = manifest.get("compute_dtype", "float32")
         self.max_seq_length = manifest.get("max_seq_length")
-        self.saved_model = os.path.join(path, manifest.get("saved_model", SERVING_DIR))
+        if "saved_model" in manifest or "onnx" not in manifest:  # a directory of ONNX files only
+            self.saved_model = os.path.join(path, manifest.get("saved_model", SERVING_DIR))
         self.outputs = tuple(manifest.get("outputs", SERVING_OUTPUTS))
         self.has_manifest = True
         if "tflite" in manifest:
@@ -126,7 +134,11 @@ class Artifact:
             self.tflite_quantization = manifest["tflite"].get("quantization")
         if "openvino" in manifest:
             self.openvino = os.path.join(path, manifest["openvino"]["file"])
-        for name in ("saved_model", "tflite", "openvino"):
+        if "onnx" in manifest:
+            self.onnx = os.path.join(path, manifest["onnx"]["file"])
+            if "int8_file" in manifest["onnx"]:
+                self.onnx_int8 = os.path.join(path, manifest["onnx"]["int8_file"])
+        for name in ("saved_model", "tflite", "openvino", "onnx", "onnx_int8"):
             target = getattr(self, name)
             if target is not None and not os.path.exists(target):
                 raise ServingLoadError(f"{path}: serving.json lists {target}, which is missing")
@@ -148,6 +160,10 @@ class Artifact:
             found.append("tflite")
         if self.openvino and "openvino" not in found:
             found.append("openvino")
+        if self.onnx:
+            found.append("onnxruntime")
+            if "openvino" not in found:
+                found.append("openvino")
         return found
 
 
@@ -160,10 +176,24 @@ class Artifact:
 # * a bfloat16 export on a CPU with bf16 units (avx512_bf16/amx_bf16), OpenVINO when installed:
 #   the issue's Xeon measured it 1.9x (batch 8) to 3.3x (batch 1) TensorFlow's bf16 on the same
 #   SavedModel; without bf16 units OpenVINO silently runs f32, so TensorFlow keeps the bf16 the
-#   export was asked for.
+#   export was asked for;
+# * precision="int8" on an export with the int8 ONNX file: ONNX Runtime (the file holds its
+#   fused ops; on the EPYC the fastest int8 of ours, ahead of TFLite's int8 file);
+# * an ONNX file given by path: ONNX Runtime when installed, else OpenVINO (our float32 graph
+#   is plain ONNX; OpenVINO ran it slower than ORT on the EPYC).
 def auto_backend(artifact: Artifact, features: Mapping[str, bool] | None = None,
-                 have: Callable[[str], bool] = installed) -> str:
+                 have: Callable[[str], bool] = installed, precision: str | None = None) -> str:
     """The engine `backend="auto"` picks for `artifact` (see AUTO_RULE)."""
+    onnx_only = artifact.saved_model is None and artifact.openvino is None and artifact.onnx
+    if precision == "int8" or onnx_only:
+        engines = (("onnxruntime", "onnxruntime"),) + (
+            (("openvino", "openvino"),) if precision != "int8" else ())
+        for engine, package in engines:
+            if have(package):
+                return engine
+        raise ServingLoadError(f"{artifact.path}: an ONNX file needs onnxruntime"
+                               f"{' or openvino' if precision != 'int8' else ''} "
+                               "(pip install 'albert-tf[onnx]')")
     if artifact.saved_model is None and artifact.openvino is None:
         return "tflite"
     if artifact.saved_model is None:
@@ -239,7 +269,9 @@ def _openvino_engine(artifact: Artifact, num_threads: int | None, precision: str
         raise ServingLoadError(f"{artifact.path}: backend 'openvino' needs the openvino package "
                                "(pip install 'albert-tf[openvino]')") from None
     core = ov.Core()
-    if artifact.openvino:
+    if artifact.saved_model is None and artifact.openvino is None:
+        model = core.read_model(artifact.onnx)
+    elif artifact.openvino:
         model = core.read_model(artifact.openvino)
     else:
         model = ov.convert_model(artifact.saved_model)
@@ -267,6 +299,35 @@ def _openvino_engine(artifact: Artifact, num_threads: int | None, precision: str
 
     # What OpenVINO really runs: it falls back to f32 on CPUs without bf16 units.
     run.runs = str(compiled.get_property("INFERENCE_PRECISION_HINT"))
+    return run
+
+
+def _onnxruntime_engine(artifact: Artifact, num_threads: int | None, precision: str | None
+                        ) -> Callable[[Arrays], Arrays]:
+    try:
+        from albert_tf.export.onnx_artifacts import session  # noqa: PLC0415
+
+        onnx_session = session(artifact.onnx_int8 if precision == "int8" else artifact.onnx,
+                               num_threads)
+    except ImportError:
+        raise ServingLoadError(f"{artifact.path}: backend 'onnxruntime' needs the onnxruntime "
+                               "package (pip install 'albert-tf[onnx]')") from None
+    names = {i.name: i.type for i in onnx_session.get_inputs()}
+    outputs = [o.name for o in onnx_session.get_outputs()]
+    if sorted(names) != sorted(INPUT_NAMES) or not set(SERVING_OUTPUTS) <= set(outputs):
+        raise ServingLoadError(f"{artifact.path}: not an encoder ONNX file (inputs {sorted(names)}"
+                               f", outputs {outputs}; expected {list(INPUT_NAMES)} → "
+                               f"{list(SERVING_OUTPUTS)})")
+    as_int64 = names["input_word_ids"] == "tensor(int64)"
+    if artifact.max_seq_length is None:  # a bare .onnx file: our builder records it
+        limit = onnx_session.get_modelmeta().custom_metadata_map.get("max_seq_length")
+        artifact.max_seq_length = int(limit) if limit else None
+
+    def run(inputs: Arrays) -> Arrays:
+        feed = {name: inputs[name].astype(np.int64) if as_int64 else inputs[name]
+                for name in INPUT_NAMES}
+        return dict(zip(SERVING_OUTPUTS, onnx_session.run(list(SERVING_OUTPUTS), feed)))
+
     return run
 
 
@@ -308,11 +369,18 @@ def load_serving(path: str, backend: str = "auto", num_threads: int | None = Non
                  precision: str | None = None) -> ServingModel:
     """Loads `path` (see the module docstring) on `backend`. `num_threads`: the TFLite and
     OpenVINO engines' threads (TensorFlow's are set at its start). `precision`: OpenVINO's
-    inference precision ("f32" or "bf16"; default: bf16 for a bfloat16 export)."""
+    inference precision ("f32" or "bf16"; default: bf16 for a bfloat16 export), or "int8":
+    the export's dynamic-int8 ONNX file (onnxruntime)."""
     if backend not in BACKENDS:
         raise ServingLoadError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     artifact = Artifact(path)
-    chosen = auto_backend(artifact) if backend == "auto" else backend
+    if precision == "int8" and artifact.onnx_int8 is None:
+        raise ServingLoadError(f"{artifact.path}: precision 'int8' needs the export's int8 ONNX "
+                               "file (export_tfhub --onnx), which it lacks")
+    chosen = (auto_backend(artifact, precision=precision) if backend == "auto" else backend)
+    if precision == "int8" and chosen != "onnxruntime":
+        raise ServingLoadError(f"precision 'int8' (the int8 ONNX file, with ONNX Runtime's fused "
+                               f"ops) runs on onnxruntime only, not {chosen!r}")
     if chosen not in artifact.engines():
         raise ServingLoadError(f"{artifact.path}: backend {chosen!r} cannot run this artifact "
                                f"(it can: {', '.join(artifact.engines())})")
@@ -320,14 +388,19 @@ def load_serving(path: str, backend: str = "auto", num_threads: int | None = Non
         run = _tensorflow_engine(artifact, num_threads)
     elif chosen == "tflite":
         run = _tflite_engine(artifact, num_threads)
+    elif chosen == "onnxruntime":
+        run = _onnxruntime_engine(artifact, num_threads, precision)
     else:
         run = _openvino_engine(artifact, num_threads, precision)
     model = ServingModel(artifact, chosen, run)
+    onnx_file = artifact.onnx_int8 if precision == "int8" else artifact.onnx
     source = {"tensorflow": artifact.saved_model, "tflite": artifact.tflite,
-              "openvino": artifact.openvino or artifact.saved_model}[chosen]
+              "onnxruntime": onnx_file,
+              "openvino": artifact.openvino or artifact.saved_model or artifact.onnx}[chosen]
+    what = (artifact.tflite_quantization if chosen == "tflite" else
+            "int8" if precision == "int8" else artifact.compute_dtype)
     logging.info("load_serving: %s on %s%s (%s)", source, chosen,
-                 " (chosen by backend='auto')" if backend == "auto" else "",
-                 artifact.tflite_quantization if chosen == "tflite" else artifact.compute_dtype)
+                 " (chosen by backend='auto')" if backend == "auto" else "", what)
     return model
 
 
