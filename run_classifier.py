@@ -28,7 +28,7 @@ from typing import Sequence
 from absl import app, flags
 
 from albert_tf import cli
-from albert_tf.glue.tasks import TASK_NAMES
+from albert_tf.glue.examples import TASK_NAMES
 from albert_tf.training import flags as training_flags
 from albert_tf.training.choices import OPTIMIZER_NAMES
 

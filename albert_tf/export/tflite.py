@@ -80,12 +80,18 @@ def _frozen(fn: tf.types.experimental.GenericFunction) -> tf.types.experimental.
     return frozen
 
 
-def convert(fn: tf.types.experimental.GenericFunction, quantization: str) -> bytes:
-    """The flatbuffer of `fn` (builtin ops only, weights frozen), quantized as asked:
-    `dynamic_int8` int8 weights with dynamic-range int8 matmuls, `float16` float16 weights."""
+def check_quantization(quantization: str) -> None:
+    """Raises TFLiteExportError unless `quantization` is one of TFLITE_QUANTIZATIONS: the one
+    check of --tflite_quantization (the task runners call it before any work)."""
     if quantization not in TFLITE_QUANTIZATIONS:
         raise TFLiteExportError(f"tflite_quantization must be one of "
                                 f"{', '.join(TFLITE_QUANTIZATIONS)}, got {quantization!r}")
+
+
+def convert(fn: tf.types.experimental.GenericFunction, quantization: str) -> bytes:
+    """The flatbuffer of `fn` (builtin ops only, weights frozen), quantized as asked:
+    `dynamic_int8` int8 weights with dynamic-range int8 matmuls, `float16` float16 weights."""
+    check_quantization(quantization)
     converter = tf.lite.TFLiteConverter.from_concrete_functions(
         [_frozen(fn).get_concrete_function()], tf.Module())
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]

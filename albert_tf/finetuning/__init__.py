@@ -11,9 +11,14 @@
 * `inference` — `Predictor`: chosen model outputs and passthrough keys over a whole dataset,
   in order, under the strategy, traced once for any batch size and sequence length.
 * `warm_start` — `--init_checkpoint` into a task model, every encoder variable required.
-* `run` — `FineTuningRun`, the path every task (GLUE, SQuAD, RACE) takes: build the model →
-  warm start → train → evaluate each checkpoint keeping the best → predict → the task's
-  post-processing and scoring; `FineTuningOptions` are the flags all scripts share.
+* `options` — `FineTuningOptions` (the flags all scripts share), `FixedStepOptions` (GLUE,
+  RACE), `ExportOptions` (GLUE, SQuAD v1), `FineTuningResult` (what every run reports).
+* `run` — `FineTuningRun`, the one run template every task (GLUE, SQuAD, RACE) fills in:
+  the set-up sequence (config → tokenizer → model → checks → examples → features → length
+  buckets → trainer) and the phases (`run()`: train → evaluate each checkpoint keeping the
+  best → predict → export) written once; a task supplies its examples, features, model,
+  metrics and outputs, in modules of the same names in each task package (`examples`,
+  `features`, `records`, `modeling`, `metrics`, `runner`, `export`).
 
 Modules import TensorFlow on use; import them directly (`from albert_tf.finetuning import
 records`).

@@ -1,17 +1,25 @@
-"""The phases every fine-tuning script shares, around the one training loop (faithfulness
-§8.6, §9.8, §10.4).
+"""The one fine-tuning run template: the set-up sequence and the phases, written once
+(faithfulness §8.6, §9.8, §10.4).
 
-A task (GLUE, SQuAD, RACE) subclasses `FineTuningRun`, reads its data and builds or reuses
-its feature caches, then calls `setup` with its model, objective, selection metric, step
-counts and prediction outputs, and implements `evaluate_current`. The shared path is then:
-build the model (`Trainer`) → warm start (`--init_checkpoint`, logging the encoder/head
-report; or an encoder export's weights) → `train` (optionally evaluating each checkpoint as
-it is saved) → `evaluate` the checkpoints not evaluated yet, keeping the best as
-`model.ckpt-best` (`checkpoint_eval.CheckpointEvaluator`; with --do_eval but no --do_train,
-as a side-car following a trainer's checkpoints to --train_step, `follow_training`) →
-`load_best_weights` and predict
-with `self.predictor` (`inference.Predictor`, under the strategy) → the task's
-post-processing and scoring, reported through `report` (absl log + one TensorBoard writer).
+A task (GLUE, SQuAD, RACE) subclasses `FineTuningRun` and supplies only what differs: its
+option checks (`validate`), its model (`build_model`), its examples (`read_examples`), its
+feature caches (`build_features`), its length buckets (`choose_buckets`), its objective,
+metric and schedule (`training_plan`), its training input (`train_dataset_fn`), its metrics
+(`evaluate_current`) and its outputs (`predict`, `export`). The template's set-up, in the
+original's order (bad input fails before anything is written):
+
+  options checked → config (`--albert_config_file`, an encoder export or a Hugging Face
+  directory) → max_seq_length against the config → tokenizer → vocabulary against the
+  config → model function → `--init_checkpoint` checked against it → examples read →
+  features built or reused → length buckets → trainer, evaluator and predictor (`setup`).
+
+`run()` then does the phases the options ask for: `train` (optionally evaluating each
+checkpoint as it is saved) → `evaluate` the checkpoints not evaluated yet, keeping the best
+as `model.ckpt-best` (`checkpoint_eval.CheckpointEvaluator`; with --do_eval but no
+--do_train, as a side-car following a trainer's checkpoints to --train_step,
+`follow_training`) → `predict` with the best weights (`self.predictor`,
+`inference.Predictor`, under the strategy) → `export` → `finish`. Results are reported
+through `report` (absl log + one TensorBoard writer a directory).
 """
 
 from __future__ import annotations
@@ -20,73 +28,54 @@ import abc
 import dataclasses
 import math
 import os
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Generic, Mapping, Sequence, TypeVar
 
 import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.config import AlbertConfig
+from albert_tf.export.tflite import TFLiteExportError, check_quantization
 from albert_tf.finetuning.bucketing import LengthBuckets, uses_static_shapes
 from albert_tf.finetuning.inference import Predictor
+from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
+from albert_tf.finetuning.options import (ExportOptions, FineTuningError, FineTuningOptions,
+                                          FineTuningResult, FixedStepOptions)
+from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
+from albert_tf.finetuning.records import eval_dataset, train_dataset_fn
 from albert_tf.finetuning.warm_start import RestoreReport, restore_initial_weights
 from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
 from albert_tf.training.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator, PollSettings,
                                                 follow_training, numbered_checkpoints)
 from albert_tf.training.summaries import write_scalars
 
+__all__ = ["EvaluateOnSave", "ExportOptions", "FineTuningError", "FineTuningOptions",
+           "FineTuningResult", "FineTuningRun", "FixedStepOptions", "TrainingPlan"]
 
-class FineTuningError(ValueError):
-    """Inconsistent options or nothing to work with (one line, no traceback in the scripts)."""
-
-
-@dataclasses.dataclass(kw_only=True)
-class FineTuningOptions:
-    """The flags every fine-tuning script has (run_classifier, run_squad, run_race): the
-    original's common ones plus the loop's."""
-
-    output_dir: str
-    init_checkpoint: str | None = None
-    albert_hub_module_handle: str | None = None
-    do_train: bool = False
-    do_predict: bool = False
-    train_batch_size: int = 32
-    predict_batch_size: int = 8
-    learning_rate: float = 5e-5
-    save_checkpoints_steps: int = 1000
-    iterations_per_loop: int = 1000
-    # The training loop's shared flags.
-    log_steps: int = 100
-    gradient_accumulation_steps: int = 1
-    jit_compile: bool = False
-    dtype: str = "float32"
-    seed: int | None = None
-    clip_norm_mode: str = "original"
-    recompute_grad: bool = False
-    # Length-bucketed batches (`bucketing`); None: on, except on TPU.
-    bucket_by_length: bool | None = None
+DatasetFn = Callable[[tf.distribute.InputContext], tf.data.Dataset]
+OptionsT = TypeVar("OptionsT", bound=FineTuningOptions)
+ResultT = TypeVar("ResultT", bound=FineTuningResult)
 
 
 @dataclasses.dataclass(kw_only=True)
-class FixedStepOptions(FineTuningOptions):
-    """What run_classifier and run_race add: a step budget (not epochs, as run_squad) and
-    a dev split evaluated apart from prediction."""
+class TrainingPlan:
+    """What a task's training and prediction need from the template's `setup`.
 
-    do_eval: bool = False
-    eval_batch_size: int = 8
-    train_step: int = 1000
-    warmup_step: int = 0
-    # Side-car evaluation (--do_eval without --do_train): `training.checkpoint_eval`.
-    eval_poll_secs: float = 60.0
-    eval_timeout_secs: float = 3600.0
+    Args:
+      objective / metric_key: the loop's loss and the eval metric selecting the best checkpoint.
+      num_train_steps / num_warmup_steps: the schedule (used with do_train).
+      predict_outputs / model_inputs: what `self.predictor` gathers, and how it feeds the
+        model (see `inference.Predictor`).
+    """
 
-    def poll_settings(self) -> PollSettings:
-        """--eval_poll_secs / --eval_timeout_secs (ValueError naming the flag if not > 0)."""
-        return PollSettings(self.eval_poll_secs, self.eval_timeout_secs)
-
-    def follows_training(self) -> bool:
-        """--do_eval without --do_train follows a training run in output_dir to
-        --train_step, as the original; --train_step=0 evaluates what is there once."""
-        return self.do_eval and not self.do_train and self.train_step > 0
+    objective: Objective
+    metric_key: str
+    num_train_steps: int
+    num_warmup_steps: int
+    optimizer_name: str = "adamw"
+    keep_checkpoint_max: int = 5
+    predict_outputs: Sequence[str] = ("logits",)
+    model_inputs: Callable[[dict], dict] | None = None
 
 
 class EvaluateOnSave(Callback):
@@ -101,20 +90,41 @@ class EvaluateOnSave(Callback):
             self.results.append(self.evaluator.evaluate(step, path, restore=False))
 
 
-class FineTuningRun(abc.ABC):
-    """One fine-tuning invocation: trainer, evaluator, and the train/evaluate/predict phases.
+class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
+    """One fine-tuning invocation: the set-up sequence (in `__init__`) and the phases (`run`).
 
-    Subclasses call `setup(model_fn, objective, metric_key, num_train_steps, ...)` once
-    their inputs are ready, and implement `evaluate_current(step)` (metrics of the model's
-    current weights, usually from `self.predictor.run(...)`, logged with `self.report`).
+    A task names its options and result types, its one-line error class and its result class
+    (`class GlueRun(FineTuningRun[GlueRunOptions, GlueRunResult], error=GlueRunError,
+    result=GlueRunResult)`) and implements the hooks named in the module docstring; the
+    attributes below are the template's, ready for the hooks that come after them.
     """
 
-    opts: FineTuningOptions
+    error: ClassVar[type[FineTuningError]] = FineTuningError
+    result_type: ClassVar[type[FineTuningResult]] = FineTuningResult
+
+    opts: OptionsT
+    config: AlbertConfig
+    tokenizer: Any  # tokenization.FullTokenizer
+    model_fn: Callable[[], keras.Model]
+    result: ResultT
+    # Cached feature files by split ("train", "dev", "test", …): `build_features` fills it.
+    records: dict[str, str]
+    # The records' decoder (`finetuning.records.feature_decoder`) for the default datasets.
+    decode: Callable | None = None
+    buckets: LengthBuckets | None
     trainer: Trainer
     evaluator: CheckpointEvaluator
     predictor: Predictor
 
-    def __init__(self, opts: FineTuningOptions, strategy: tf.distribute.Strategy | None = None):
+    def __init_subclass__(cls, error: type[FineTuningError] | None = None,
+                          result: type[FineTuningResult] | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if error is not None:
+            cls.error = error
+        if result is not None:
+            cls.result_type = result
+
+    def __init__(self, opts: OptionsT, strategy: tf.distribute.Strategy | None = None):
         if isinstance(opts, FixedStepOptions):
             opts.poll_settings()  # a bad interval or timeout stops the run before any work
         self.opts = opts
@@ -123,52 +133,156 @@ class FineTuningRun(abc.ABC):
         self.eval_results: list[dict[str, Any]] = []
         self._writers: dict[str, Any] = {}
         self._initial_weights_loaded = False
-        self._num_padded_lengths = 1  # set by length_buckets (the predictor's XLA choice)
+        self.records = {}
+        # ----- the set-up sequence: every check and read before anything is written -----
+        self._check_phases()
+        self.validate()
+        if isinstance(opts, FixedStepOptions) and opts.do_train and opts.train_step < 1:
+            raise self.error(f"train_step must be >= 1 with do_train, got {opts.train_step}")
+        if isinstance(opts, ExportOptions):
+            self._check_quantization(opts.tflite_quantization)
+        # With --albert_hub_module_handle: the export's config and SentencePiece model (Q21).
+        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle,
+                                  opts.init_checkpoint)
+        if opts.max_seq_length > self.config.max_position_embeddings:
+            raise self.error(f"max_seq_length {opts.max_seq_length} exceeds the model's "
+                             f"max_position_embeddings {self.config.max_position_embeddings}")
+        self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
+                                        opts.albert_hub_module_handle, opts.init_checkpoint)
+        check_vocab_fits(self.config, self.tokenizer, opts)
+        self.model_fn = task_model_fn(self.build_model, self.config,
+                                      opts.albert_hub_module_handle)
+        check_init_checkpoint(self.model_fn, opts)
+        self.result = self.result_type(eval_results=self.eval_results)
+        self.read_examples()
+        self.build_features()
+        self.buckets = self.choose_buckets()
+        self.setup(self.training_plan(), self.buckets)
+
+    def _check_phases(self) -> None:
+        """At least one phase is asked for (the switches these options have)."""
+        opts = self.opts
+        switches: dict[str, Any] = {"do_train": opts.do_train}
+        if isinstance(opts, FixedStepOptions):
+            switches["do_eval"] = opts.do_eval
+        switches["do_predict"] = opts.do_predict
+        if isinstance(opts, ExportOptions):
+            switches["export_dir"] = opts.export_dir
+        if not any(switches.values()):
+            names = list(switches)
+            raise self.error(f"at least one of {', '.join(names[:-1])} or {names[-1]} is "
+                             "required")
+
+    def _check_quantization(self, quantization: str) -> None:
+        """--tflite_quantization, checked by the export layer, as the task's one-line error."""
+        try:
+            check_quantization(quantization)
+        except TFLiteExportError as e:
+            raise self.error(str(e)) from None
+
+    # ----- what a task supplies -----
+    @abc.abstractmethod
+    def validate(self) -> None:
+        """Raises `self.error` for inconsistent options (before any file is read)."""
+
+    @abc.abstractmethod
+    def build_model(self, config: AlbertConfig, encoder: keras.layers.Layer | None
+                    ) -> keras.Model:
+        """The task model over `encoder` (an encoder export), or a fresh encoder for None."""
+
+    @abc.abstractmethod
+    def read_examples(self) -> None:
+        """Reads every split the run needs (bad input fails here, before any cache file)."""
+
+    @abc.abstractmethod
+    def build_features(self) -> None:
+        """Builds or reuses the feature caches of the splits read (fills `self.records`)."""
+
+    def choose_buckets(self) -> LengthBuckets | None:
+        """The bucket lengths of this run's batches (`length_buckets` at max_seq_length)."""
+        return self.length_buckets(self.opts.max_seq_length)
+
+    @abc.abstractmethod
+    def training_plan(self) -> TrainingPlan:
+        """The objective, selection metric, schedule and prediction outputs."""
+
+    def train_dataset_fn(self) -> DatasetFn:
+        """The loop's training input: `self.records["train"]` decoded by `self.decode`."""
+        opts = self.opts
+        return train_dataset_fn(self.records["train"], opts.train_batch_size, self.decode,
+                                opts.seed, buckets=self.buckets)
+
+    def dataset(self, split: str, batch_size: int) -> tf.data.Dataset:
+        """Eval/predict input of a split's records, in order (grouped by length with buckets)."""
+        return eval_dataset(self.records[split], batch_size, self.decode, self.buckets)
+
+    @abc.abstractmethod
+    def evaluate_current(self, step: int) -> dict[str, float]:
+        """Metrics of the model's current weights on the eval set (usually from
+        `self.predictor.run(...)`, logged with `self.report`)."""
+
+    def predict(self) -> None:
+        """The task's predictions with the best weights (--do_predict)."""
+        raise FineTuningError(f"{type(self).__name__} has no predict phase")
+
+    def export(self) -> None:
+        """The task's export of the best weights (--export_dir)."""
+        raise FineTuningError(f"{type(self).__name__} has no export phase")
+
+    def finish(self) -> None:
+        """Anything the task reports at the end of a run (nothing by default)."""
+
+    # ----- the phases -----
+    def run(self) -> ResultT:
+        """Does what the options ask, in the original's order; returns what happened."""
+        opts = self.opts
+        if opts.do_train:
+            self.train()
+        if opts.evaluates_checkpoints:
+            self.evaluate()
+        if opts.do_predict:
+            self.predict()
+        if opts.export_target:
+            self.export()
+        self.finish()
+        return self.result
 
     # ----- construction -----
-    def setup(self, model_fn: Callable[[], keras.Model], objective: Objective, metric_key: str,
-              num_train_steps: int, num_warmup_steps: int, optimizer_name: str = "adamw",
-              keep_checkpoint_max: int = 5, predict_outputs: Sequence[str] = ("logits",),
-              model_inputs: Callable[[dict], dict] | None = None) -> None:
+    def setup(self, plan: TrainingPlan, buckets: LengthBuckets | None) -> None:
         """Builds the Trainer (AdamW/LAMB with the original's schedule), the evaluator and
-        the predictor.
-
-        Args:
-          num_train_steps / num_warmup_steps: the schedule (used with do_train).
-          predict_outputs / model_inputs: what `self.predictor` gathers, and how it feeds
-            the model (see `inference.Predictor`).
-        """
+        the predictor (traced for the bucket lengths of `buckets`, or one length)."""
         opts = self.opts
-        steps = num_train_steps if opts.do_train else 0
+        steps = plan.num_train_steps if opts.do_train else 0
         loop_config = LoopConfig(
             output_dir=opts.output_dir, num_train_steps=steps,
             train_batch_size=opts.train_batch_size,
             iterations_per_loop=min(opts.iterations_per_loop, opts.save_checkpoints_steps),
             save_checkpoints_steps=opts.save_checkpoints_steps,
-            keep_checkpoint_max=keep_checkpoint_max, log_steps=opts.log_steps,
+            keep_checkpoint_max=plan.keep_checkpoint_max, log_steps=opts.log_steps,
             gradient_accumulation_steps=opts.gradient_accumulation_steps,
             jit_compile=opts.jit_compile, dtype=opts.dtype, clip_norm_mode=opts.clip_norm_mode,
             recompute_grad=opts.recompute_grad)
         optimizer_fn = None
         if opts.do_train:
             def optimizer_fn():
-                return create_optimizer(optimizer_name, opts.learning_rate, num_train_steps,
-                                        num_warmup_steps)
+                return create_optimizer(plan.optimizer_name, opts.learning_rate,
+                                        plan.num_train_steps, plan.num_warmup_steps)
         init_fn = self.warm_start if opts.init_checkpoint else None
-        self.model_fn = model_fn
-        self.trainer = Trainer(model_fn, objective, loop_config, optimizer_fn, self.strategy,
-                               init_fn=init_fn)
-        self.evaluator = CheckpointEvaluator(opts.output_dir, metric_key, self.evaluate_current,
-                                             self.trainer.restore_model)
+        self.trainer = Trainer(self.model_fn, plan.objective, loop_config, optimizer_fn,
+                               self.strategy, init_fn=init_fn)
+        self.evaluator = CheckpointEvaluator(opts.output_dir, plan.metric_key,
+                                             self.evaluate_current, self.trainer.restore_model)
         # The prediction graph (plain or XLA) is chosen at the first prediction, by dtype,
         # CPU and the run's size (`training.hardware.predict_jit_compile`).
-        self.predictor = Predictor(self.trainer.model, self.trainer.strategy, predict_outputs,
-                                   model_inputs, jit_compile=None, dtype=opts.dtype,
-                                   num_lengths=self._num_padded_lengths)
+        self.predictor = Predictor(self.trainer.model, self.trainer.strategy,
+                                   plan.predict_outputs, plan.model_inputs, jit_compile=None,
+                                   dtype=opts.dtype,
+                                   num_lengths=len(buckets.lengths) if buckets else 1)
 
     def warm_start(self, model: keras.Model) -> None:
         """--init_checkpoint (original TF1 or ours): every encoder variable must be restored."""
         self.restore_report = restore_initial_weights(model, self.opts.init_checkpoint)
+        self.result.restore_report = self.restore_report
 
     def load_initial_weights(self) -> None:
         """--init_checkpoint (or the export's weights) into the model, once per run."""
@@ -193,10 +307,8 @@ class FineTuningRun(abc.ABC):
             enabled = not static
         if not enabled:
             logging.info("Batches are padded to max_seq_length %d", max_seq_length)
-            self._num_padded_lengths = 1
             return None
         buckets = LengthBuckets(max_seq_length, min_length=min_length)
-        self._num_padded_lengths = len(buckets.lengths)
         logging.info("Length-bucketed batches, padded to one of %s: the train and prediction "
                      "steps are traced once with an open sequence axis (under XLA, compiled "
                      "once per length: at most %d times)", list(buckets.lengths),
@@ -224,10 +336,6 @@ class FineTuningRun(abc.ABC):
         return bool(self.opts.init_checkpoint or self.opts.albert_hub_module_handle)
 
     # ----- evaluation -----
-    @abc.abstractmethod
-    def evaluate_current(self, step: int) -> dict[str, float]:
-        """Metrics of the model's current weights on the eval set."""
-
     def report(self, title: str, step: int, results: Mapping[str, float],
                summary_dir: str | None = "eval") -> None:
         """Logs the results and writes them as TensorBoard scalars under output_dir/summary_dir."""
@@ -245,16 +353,15 @@ class FineTuningRun(abc.ABC):
             writer.flush()
 
     # ----- phases -----
-    def train(self, dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset],
-              evaluate_on_save: bool = False) -> dict[str, float]:
-        """Trains the scheduled steps; with `evaluate_on_save` each saved checkpoint is
-        evaluated as it is written."""
+    def train(self) -> None:
+        """Trains the scheduled steps on `train_dataset_fn()`; with --do_eval each saved
+        checkpoint is evaluated as it is written."""
         if not self.has_initial_weights:
             logging.warning("No --init_checkpoint or --albert_hub_module_handle: the encoder "
                             "starts from random initialisation (expected only for tests)")
-        if evaluate_on_save:
+        if self.opts.evaluates_checkpoints:
             self.trainer.callbacks.append(EvaluateOnSave(self.evaluator, self.eval_results))
-        return self.trainer.train(dataset_fn)
+        self.result.train_logs = self.trainer.train(self.train_dataset_fn())
 
     def evaluate(self) -> None:
         """Evaluates every checkpoint not evaluated yet (or the initial weights if none);
@@ -277,6 +384,8 @@ class FineTuningRun(abc.ABC):
             logging.info("Best %s = %s at step %d (%s)", self.evaluator.metric_key,
                          self.evaluator.best_value, self.evaluator.best_step,
                          self.evaluator.best_path)
+        self.result.best_step = self.evaluator.best_step
+        self.result.best_results = self.evaluator.best_results
 
     def follow_training(self, final_step: int, settings: PollSettings) -> None:
         """Polls output_dir beside a trainer: each new checkpoint evaluated once, in step

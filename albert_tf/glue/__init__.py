@@ -1,6 +1,9 @@
 """GLUE fine-tuning (faithfulness §8): tasks and TSV reading, features, metrics, submission files.
 
-The TensorFlow-free parts (tasks, TSV, features, metrics, submission) import eagerly. Imported
+The modules have the roles of every task package: `examples` (the task table and reading its
+TSV files, with `tsv`), `features`, `records`, `modeling`, `metrics`, `runner`, `export`, plus
+`submission`. The TensorFlow-free parts (examples, TSV, features, metrics, submission) import
+eagerly. Imported
 on demand: `runner` (`run(GlueRunOptions(...))`, behind run_classifier.py), `records` (feature
 TFRecords and their cache), `modeling` (classifier and loss), `export`, and `corpus_task` (a
 learnable MRPC-format task from the built-in corpus; CLI: `python -m
@@ -19,7 +22,7 @@ from albert_tf.glue.metrics import (accuracy, f1_score, glue_metrics, matthews_c
                                     spearman)
 from albert_tf.glue.submission import (SUBMISSION_FILES, read_submission, write_prediction_files,
                                        write_submission)
-from albert_tf.glue.tasks import (SPLITS, TASK_NAMES, TASKS, GlueProcessor, GlueTask, InputExample,
+from albert_tf.glue.examples import (SPLITS, TASK_NAMES, TASKS, GlueProcessor, GlueTask, InputExample,
                                   get_task)
 from albert_tf.glue.tsv import GlueDataError, read_tsv
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping, Sequence
 
-from albert_tf.glue.tasks import InputExample
+from albert_tf.glue.examples import InputExample
 from albert_tf.tokenization import FullTokenizer
 
 _TOKENIZE_CHUNK = 4096

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from albert_tf.finetuning.metrics import cross_entropy
-from albert_tf.glue.tasks import GlueTask
+from albert_tf.glue.examples import GlueTask
 
 F1_TASKS = ("mrpc", "qqp")
 

@@ -2,22 +2,19 @@
 
 Head and loss (faithfulness §8.4): pooled output → dropout 0.1 (hard-coded, Q20 kept) → logits;
 mean cross-entropy (`finetuning.objective.classification_objective`, shared with RACE), or,
-for STS-B, mean squared error of the single squeezed logit. The model comes from a config or
-an encoder export (`finetuning.model_source.task_model_fn`); the warm start is
-`finetuning.warm_start`.
+for STS-B, mean squared error of the single squeezed logit. The run template
+(`finetuning.run`) builds the model over a fresh encoder or an encoder export and warm-starts
+it.
 """
 
 from __future__ import annotations
-
-from typing import Callable
 
 import keras
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
-from albert_tf.finetuning.model_source import task_model_fn
 from albert_tf.finetuning.objective import classification_objective
-from albert_tf.glue.tasks import GlueTask
+from albert_tf.glue.examples import GlueTask
 from albert_tf.models import AlbertClassifier
 from albert_tf.training.objective import MeanLossObjective
 
@@ -35,8 +32,7 @@ def glue_objective(task: GlueTask) -> MeanLossObjective:
     return classification_objective("is_real_example")
 
 
-def classifier_model_fn(config: AlbertConfig, num_labels: int,
-                        hub_handle: str | None = None) -> Callable[[], keras.Model]:
-    """() → AlbertClassifier over a fresh encoder, or over the export `hub_handle`."""
-    return task_model_fn(lambda cfg, encoder: AlbertClassifier(cfg, num_labels, encoder=encoder),
-                         config, hub_handle)
+def classifier(config: AlbertConfig, task: GlueTask, encoder: keras.layers.Layer | None = None
+               ) -> AlbertClassifier:
+    """The task's classifier (one logit for STS-B) over `encoder`, or a fresh encoder."""
+    return AlbertClassifier(config, task.num_labels, encoder=encoder)

@@ -7,7 +7,8 @@ in `--cached_dir` (default output_dir), reused only when their key — tokenizer
 source TSV bytes, task, split, `max_seq_length`, lower-casing — matches
 (`albert_tf.finetuning.feature_cache`: files in a `--cached_dir` the user named are refused
 when stale, ours in output_dir rebuilt). Writing, decoding and the train/eval datasets are
-`finetuning.records`' (shared with RACE and SQuAD).
+`finetuning.records`' (shared with RACE and SQuAD); the run template (`finetuning.run`)
+trains on them with `decoder`.
 """
 
 from __future__ import annotations
@@ -80,18 +81,6 @@ def decoder(max_seq_length: int, is_regression: bool) -> Callable:
     the label is float32 for STS-B, else int32."""
     return shared.feature_decoder((max_seq_length,),
                                   tf.float32 if is_regression else tf.int64)
-
-
-def train_dataset_fn(path: str, batch_size: int, max_seq_length: int, is_regression: bool,
-                     seed: int | None = None, buckets: LengthBuckets | None = None
-                     ) -> Callable[[tf.distribute.InputContext], tf.data.Dataset]:
-    """The loop's training input: repeat, shuffle(100), batch dropping the remainder (§8.3),
-    grouped by length with `buckets`.
-
-    `batch_size` is global; each input pipeline reads its shard and batches its share.
-    """
-    return shared.train_dataset_fn(path, batch_size, decoder(max_seq_length, is_regression),
-                                   seed, buckets=buckets)
 
 
 def eval_dataset(path: str, batch_size: int, max_seq_length: int, is_regression: bool,

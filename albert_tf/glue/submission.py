@@ -19,7 +19,7 @@ import numpy as np
 
 from albert_tf.atomic_files import atomic_file
 from albert_tf.glue.metrics import predictions_from_logits
-from albert_tf.glue.tasks import TASKS, GlueTask
+from albert_tf.glue.examples import TASKS, GlueTask
 
 HEADER = ("index", "prediction")
 SUBMISSION_FILES = tuple(f"{task.submission_name}.tsv" for task in TASKS.values())

@@ -1,8 +1,10 @@
 """RACE fine-tuning (faithfulness §10): reading both layouts, features, metrics, predictions file.
 
 The TensorFlow-free parts (examples, questions, features, metrics, predictions, corpus
-task) import eagerly; the runner (`albert_tf.race.runner.run`, behind run_race.py) and the
-record cache import TensorFlow.
+task) import eagerly; the runner (`albert_tf.race.runner.run`, behind run_race.py), the
+record cache (`records`) and the model (`modeling`) import TensorFlow. The module names are
+those of every task package (`examples`, `features`, `records`, `modeling`, `metrics`,
+`runner`); RACE has no export.
 
 Example:
     >>> from albert_tf.race import read_race_split, convert_examples_to_features

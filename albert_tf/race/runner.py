@@ -20,20 +20,18 @@ import dataclasses
 import os
 from typing import Any
 
+import keras
 import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
-from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
-from albert_tf.finetuning.objective import classification_objective
-from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
-from albert_tf.finetuning.records import eval_dataset, train_dataset_fn
-from albert_tf.finetuning.run import FineTuningError, FineTuningRun, FixedStepOptions
-from albert_tf.models import AlbertMultipleChoice
+from albert_tf.finetuning.run import (FineTuningError, FineTuningResult, FineTuningRun,
+                                      FixedStepOptions, TrainingPlan)
 from albert_tf.race import records
-from albert_tf.race.examples import NUM_OPTIONS, RaceSplit, levels_to_read, read_race_split
+from albert_tf.race.examples import RaceSplit, levels_to_read, read_race_split
 from albert_tf.race.features import check_lengths, convert_examples_to_features
 from albert_tf.race.metrics import labelled, race_metrics
+from albert_tf.race.modeling import multiple_choice, race_objective
 from albert_tf.race.predictions import PREDICTIONS_FILE, write_predictions
 from albert_tf.training import write_eval_results
 
@@ -54,16 +52,11 @@ class RaceRunOptions(FixedStepOptions):
     """run_race's flags (faithfulness §10.1 names and defaults) plus the loop's shared ones."""
 
     data_dir: str
-    albert_config_file: str | None = None
     task_name: str = "race"
-    vocab_file: str | None = None
-    spm_model_file: str | None = None
     train_file: str | None = None
     eval_file: str | None = None
     predict_file: str | None = None
-    do_lower_case: bool = True
     dropout_prob: float = 0.1
-    max_seq_length: int = 512
     max_qa_length: int = 128
     num_keep_checkpoint: int = 5
     high_only: bool = False
@@ -78,57 +71,41 @@ class RaceRunOptions(FixedStepOptions):
 
 
 @dataclasses.dataclass
-class RaceRunResult:
-    """What a run did: last training logs, every eval, the best, prediction outputs."""
+class RaceRunResult(FineTuningResult):
+    """What a run did: the shared record plus the prediction outputs."""
 
-    train_logs: dict[str, float] = dataclasses.field(default_factory=dict)
-    eval_results: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    best_step: int | None = None
-    best_results: dict[str, Any] | None = None
     predict_results: dict[str, Any] | None = None
     prediction_file: str | None = None
-    restore_report: Any = None
 
 
-def _validate(opts: RaceRunOptions) -> None:
-    if not (opts.do_train or opts.do_eval or opts.do_predict):
-        raise RaceRunError("at least one of do_train, do_eval or do_predict must be true")
-    if opts.task_name.lower() not in TASK_NAMES:
-        raise RaceRunError(f"task_name must be one of {', '.join(TASK_NAMES)}, got {opts.task_name!r}")
-    if opts.do_train and opts.train_step < 1:
-        raise RaceRunError(f"train_step must be >= 1 with do_train, got {opts.train_step}")
-    if opts.init_checkpoint and opts.albert_hub_module_handle:
-        raise RaceRunError("init_checkpoint and albert_hub_module_handle both give the initial "
-                           "weights; use one of them")
-    if opts.num_keep_checkpoint < 1:
-        raise RaceRunError(f"num_keep_checkpoint must be >= 1, got {opts.num_keep_checkpoint}")
-    try:
-        check_lengths(opts.max_seq_length, opts.max_qa_length)
-    except ValueError as e:
-        raise RaceRunError(str(e)) from None
-
-
-class RaceRun(FineTuningRun):
+class RaceRun(FineTuningRun[RaceRunOptions, RaceRunResult],
+              error=RaceRunError, result=RaceRunResult):
     """One invocation's state: examples, cached features, trainer, evaluator, predictor."""
 
-    opts: RaceRunOptions
-
-    def __init__(self, opts: RaceRunOptions, strategy: tf.distribute.Strategy | None = None):
-        super().__init__(opts, strategy)
-        _validate(opts)
+    def validate(self) -> None:
+        opts = self.opts
+        if opts.task_name.lower() not in TASK_NAMES:
+            raise RaceRunError(f"task_name must be one of {', '.join(TASK_NAMES)}, "
+                               f"got {opts.task_name!r}")
+        if opts.init_checkpoint and opts.albert_hub_module_handle:
+            raise RaceRunError("init_checkpoint and albert_hub_module_handle both give the "
+                               "initial weights; use one of them")
+        if opts.num_keep_checkpoint < 1:
+            raise RaceRunError(f"num_keep_checkpoint must be >= 1, got {opts.num_keep_checkpoint}")
+        try:
+            check_lengths(opts.max_seq_length, opts.max_qa_length)
+        except ValueError as e:
+            raise RaceRunError(str(e)) from None
         self.levels = levels_to_read(opts.high_only, opts.middle_only)
-        self.config: AlbertConfig = task_config(opts.albert_config_file,
-                                                opts.albert_hub_module_handle, opts.init_checkpoint)
-        if opts.max_seq_length > self.config.max_position_embeddings:
-            raise RaceRunError(f"max_seq_length {opts.max_seq_length} exceeds the model's "
-                               f"max_position_embeddings {self.config.max_position_embeddings}")
-        self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
-                                        opts.albert_hub_module_handle, opts.init_checkpoint)
-        check_vocab_fits(self.config, self.tokenizer, opts)
-        model_fn = task_model_fn(self._build_model, self.config, opts.albert_hub_module_handle)
-        check_init_checkpoint(model_fn, opts)
-        self.result = RaceRunResult()
-        # Read every split first: bad input stops the run before anything is written.
+
+    def build_model(self, config: AlbertConfig, encoder: keras.layers.Layer | None
+                    ) -> keras.Model:
+        return multiple_choice(config, self.opts.dropout_prob, encoder)
+
+    # ----- inputs -----
+    def read_examples(self) -> None:
+        """Every split the run needs (bad input stops the run before anything is written)."""
+        opts = self.opts
         wanted = [PHASE_SPLITS[phase] for phase, on in (
             ("train", opts.do_train), ("eval", opts.do_eval), ("predict", opts.do_predict)) if on]
         self.data: dict[str, RaceSplit] = {
@@ -139,40 +116,35 @@ class RaceRun(FineTuningRun):
         for split, data in self.data.items():
             logging.info("RACE %s: %d questions (%s)", split, len(data.examples),
                          ", ".join(self.levels))
-        self.records = {split: self._records(split) for split in wanted}
-        self.decode = records.race_decoder(opts.max_seq_length)
-        self.buckets = self.length_buckets(opts.max_seq_length)  # by the longest option
-        self.setup(model_fn, classification_objective(), METRIC_KEY,
-                   num_train_steps=opts.train_step, num_warmup_steps=opts.warmup_step,
-                   optimizer_name="adamw", keep_checkpoint_max=opts.num_keep_checkpoint)
 
-    # ----- inputs -----
-    def _records(self, split: str) -> str:
+    def build_features(self) -> None:
+        """Each split's cache: the file named by --train_file/--eval_file/--predict_file (the
+        user's: refused when stale) or output_dir's (ours: rebuilt when stale)."""
         opts = self.opts
-        named = {"train": opts.train_file, "dev": opts.eval_file, "test": opts.predict_file}[split]
-        path = named or os.path.join(opts.output_dir, DEFAULT_CACHE[split])
-        data = self.data[split]
-        settings = records.cache_settings(split, data, self.levels, opts.max_seq_length,
-                                          opts.max_qa_length, opts.do_lower_case, self.tokenizer)
-        return records.cached_race_records(
-            path, settings, lambda: convert_examples_to_features(
-                data.examples, self.tokenizer, opts.max_seq_length, opts.max_qa_length),
-            owned=not named)
+        for split, data in self.data.items():
+            named = {"train": opts.train_file, "dev": opts.eval_file,
+                     "test": opts.predict_file}[split]
+            settings = records.cache_settings(split, data, self.levels, opts.max_seq_length,
+                                              opts.max_qa_length, opts.do_lower_case,
+                                              self.tokenizer)
+            self.records[split] = records.cached_race_records(
+                named or os.path.join(opts.output_dir, DEFAULT_CACHE[split]), settings,
+                lambda data=data: convert_examples_to_features(
+                    data.examples, self.tokenizer, opts.max_seq_length, opts.max_qa_length),
+                owned=not named)
+        self.decode = records.race_decoder(opts.max_seq_length)
 
-    def _dataset(self, split: str, batch_size: int) -> tf.data.Dataset:
-        return eval_dataset(self.records[split], batch_size, self.decode, self.buckets)
+    # Length buckets: the template's, at max_seq_length (each question by its longest option).
 
-    # ----- model -----
-    def _build_model(self, config: AlbertConfig, encoder) -> AlbertMultipleChoice:
-        return AlbertMultipleChoice(config, NUM_OPTIONS, self.opts.dropout_prob, encoder=encoder)
+    def training_plan(self) -> TrainingPlan:
+        opts = self.opts
+        return TrainingPlan(objective=race_objective(), metric_key=METRIC_KEY,
+                            num_train_steps=opts.train_step, num_warmup_steps=opts.warmup_step,
+                            keep_checkpoint_max=opts.num_keep_checkpoint)
 
-    def warm_start(self, model) -> None:
-        super().warm_start(model)
-        self.result.restore_report = self.restore_report
-
-    # ----- evaluation -----
+    # ----- evaluation and outputs -----
     def _logits(self, split: str, batch_size: int):
-        outputs = self.predictor.run(self._dataset(split, batch_size),
+        outputs = self.predictor.run(self.dataset(split, batch_size),
                                      len(self.data[split].examples), f"Predicting RACE {split}")
         logits = outputs["logits"]
         examples = self.data[split].examples
@@ -187,21 +159,6 @@ class RaceRun(FineTuningRun):
         results = race_metrics(logits, self.data["dev"].examples, self.opts.eval_batch_size)
         self.report(f"Eval results ({len(logits)} questions)", step, results)
         return results
-
-    # ----- phases -----
-    def train(self) -> None:  # pylint: disable=arguments-differ
-        opts = self.opts
-        self.result.train_logs = super().train(train_dataset_fn(
-            self.records["train"], opts.train_batch_size, self.decode, opts.seed,
-            buckets=self.buckets),
-            evaluate_on_save=opts.do_eval)
-        self.result.eval_results = self.eval_results
-
-    def evaluate(self) -> None:
-        super().evaluate()
-        self.result.eval_results = self.eval_results
-        self.result.best_step = self.evaluator.best_step
-        self.result.best_results = self.evaluator.best_results
 
     def predict(self) -> None:
         """predictions.tsv with the best weights; test metrics when the test set has answers."""
@@ -234,11 +191,4 @@ class RaceRun(FineTuningRun):
 
 def run(opts: RaceRunOptions, strategy: tf.distribute.Strategy | None = None) -> RaceRunResult:
     """Does what the options ask, in the original's order; returns what happened."""
-    race = RaceRun(opts, strategy)
-    if opts.do_train:
-        race.train()
-    if opts.do_eval:
-        race.evaluate()
-    if opts.do_predict:
-        race.predict()
-    return race.result
+    return RaceRun(opts, strategy).run()

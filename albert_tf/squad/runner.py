@@ -22,27 +22,24 @@ import dataclasses
 import os
 from typing import Any
 
+import keras
 import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.bucketing import LengthBuckets
-from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
-from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
-from albert_tf.finetuning.run import FineTuningError, FineTuningOptions, FineTuningRun
-from albert_tf.finetuning.warm_start import RestoreReport
-from albert_tf.models.span_labeler import AlbertSpanLabeler
-from albert_tf.squad import feature_cache, inputs
-from albert_tf.squad.evaluate import evaluate_v1, evaluate_v2
+from albert_tf.finetuning.run import (DatasetFn, ExportOptions, FineTuningError,
+                                      FineTuningResult, FineTuningRun, TrainingPlan)
+from albert_tf.squad import records
 from albert_tf.squad.examples import (SkipReport, SquadExample, read_squad_examples,
                                       read_squad_file, shuffle_training_examples)
 from albert_tf.squad.export import export_squad_v1
 from albert_tf.squad.features import FeatureBuilder, SquadFeature
-from albert_tf.squad.objective import squad_objective
+from albert_tf.squad.metrics import evaluate_v1, evaluate_v2
+from albert_tf.squad.modeling import span_labeler, squad_objective
 from albert_tf.squad.postprocess import (NULL_THRESHOLD_RULES, V1_OUTPUTS, V2_OUTPUTS,
                                          SquadPredictions, postprocess, results_by_unique_id,
                                          write_prediction_files)
-from albert_tf.training.choices import TFLITE_QUANTIZATIONS
 
 NA_PROB_THRESH = 1.0  # the official default, applied to logits by the original (Q25, kept)
 METRIC_KEY = "f1"
@@ -53,20 +50,17 @@ class SquadRunError(FineTuningError):
 
 
 @dataclasses.dataclass(kw_only=True)
-class SquadRunOptions(FineTuningOptions):
+class SquadRunOptions(ExportOptions):
     """run_squad_v1/v2's flags (faithfulness §9.1 names and defaults) plus ours; the shared
     fine-tuning and loop flags (output_dir, init_checkpoint, do_train, do_predict, batch
-    sizes, learning_rate, …) are inherited."""
+    sizes, learning_rate, export_dir (v1 only: SavedModel + albert_model.tflite), …) are
+    inherited."""
 
-    albert_config_file: str | None = None
-    spm_model_file: str | None = None
-    vocab_file: str | None = None
     train_file: str | None = None
     predict_file: str | None = None
     train_feature_file: str | None = None
     predict_feature_file: str | None = None
     predict_feature_left_file: str | None = None
-    do_lower_case: bool = True
     max_seq_length: int = 384
     doc_stride: int = 128
     max_query_length: int = 64
@@ -75,7 +69,6 @@ class SquadRunOptions(FineTuningOptions):
     n_best_size: int = 20
     max_answer_length: int = 30
     use_einsum: bool = True  # v1's TFLite switch: accepted, no effect here
-    export_dir: str | None = None  # v1 only: SavedModel + albert_model.tflite
     version_2_with_negative: bool = False
     start_n_top: int = 5
     end_n_top: int = 5
@@ -83,83 +76,65 @@ class SquadRunOptions(FineTuningOptions):
     # Ours.
     null_threshold_rule: str = "original"
     null_score_diff_threshold: float | None = None
-    tflite_quantization: str = "none"
-    openvino_ir: bool = False
 
 
 @dataclasses.dataclass
-class SquadRunResult:
-    """What a run did: training steps and logs, every evaluation, the best, skips, files."""
+class SquadRunResult(FineTuningResult):
+    """What a run did: the shared record plus training steps, skips and files."""
 
     num_train_steps: int = 0
-    train_logs: dict[str, float] = dataclasses.field(default_factory=dict)
-    eval_results: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    best_step: int | None = None
-    best_results: dict[str, Any] | None = None
     prediction_files: dict[str, str] = dataclasses.field(default_factory=dict)
     skips: SkipReport = dataclasses.field(default_factory=SkipReport)
     export_dir: str | None = None
-    restore_report: RestoreReport | None = None  # of --init_checkpoint
 
 
-def _validate(opts: SquadRunOptions, config: AlbertConfig) -> None:
-    if not (opts.do_train or opts.do_predict or opts.export_dir):
-        raise SquadRunError("at least one of do_train, do_predict or export_dir is required")
-    if opts.export_dir:
-        _validate_export(opts)
-    if opts.do_train and not opts.train_file:
-        raise SquadRunError("do_train needs train_file")
-    if opts.do_predict and not opts.predict_file:
-        raise SquadRunError("do_predict needs predict_file")
-    if opts.max_seq_length > config.max_position_embeddings:
-        raise SquadRunError(f"max_seq_length {opts.max_seq_length} exceeds the model's "
-                            f"max_position_embeddings {config.max_position_embeddings}")
-    if opts.max_seq_length <= opts.max_query_length + 3:
-        raise SquadRunError(f"max_seq_length ({opts.max_seq_length}) must exceed "
-                            f"max_query_length + 3 ({opts.max_query_length + 3})")
-    if opts.null_threshold_rule not in NULL_THRESHOLD_RULES:
-        raise SquadRunError(f"null_threshold_rule must be one of {NULL_THRESHOLD_RULES}")
-    if opts.version_2_with_negative and max(opts.start_n_top, opts.end_n_top) > opts.max_seq_length:
-        raise SquadRunError("start_n_top and end_n_top must not exceed max_seq_length")
-
-
-def _validate_export(opts: SquadRunOptions) -> None:
-    if opts.version_2_with_negative:
-        raise SquadRunError("export_dir is SQuAD v1 only (the original's run_squad_v2 has none)")
-    if opts.tflite_quantization not in TFLITE_QUANTIZATIONS:
-        raise SquadRunError(f"tflite_quantization must be one of {', '.join(TFLITE_QUANTIZATIONS)}, "
-                            f"got {opts.tflite_quantization!r}")
-    export = os.path.abspath(opts.export_dir)
-    output = os.path.abspath(opts.output_dir)
-    if output == export or output.startswith(export + os.sep):
-        raise SquadRunError(f"export_dir {opts.export_dir} would replace output_dir "
-                            f"{opts.output_dir}: give a directory of its own")
-
-
-class SquadRun(FineTuningRun):
+class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
+               error=SquadRunError, result=SquadRunResult):
     """One invocation's state: examples, cached features, trainer, evaluator, predictor."""
 
-    opts: SquadRunOptions
+    def validate(self) -> None:
+        opts = self.opts
+        if opts.export_dir:
+            self._validate_export()
+        if opts.do_train and not opts.train_file:
+            raise SquadRunError("do_train needs train_file")
+        if opts.do_predict and not opts.predict_file:
+            raise SquadRunError("do_predict needs predict_file")
+        if opts.max_seq_length <= opts.max_query_length + 3:
+            raise SquadRunError(f"max_seq_length ({opts.max_seq_length}) must exceed "
+                                f"max_query_length + 3 ({opts.max_query_length + 3})")
+        if opts.null_threshold_rule not in NULL_THRESHOLD_RULES:
+            raise SquadRunError(f"null_threshold_rule must be one of {NULL_THRESHOLD_RULES}")
+        if (opts.version_2_with_negative
+                and max(opts.start_n_top, opts.end_n_top) > opts.max_seq_length):
+            raise SquadRunError("start_n_top and end_n_top must not exceed max_seq_length")
 
-    def __init__(self, opts: SquadRunOptions, strategy: tf.distribute.Strategy | None = None):
-        super().__init__(opts, strategy)
-        # With --albert_hub_module_handle the export carries its config and tokenizer.
-        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle,
-                                  opts.init_checkpoint)
-        _validate(opts, self.config)
-        self.result = SquadRunResult(eval_results=self.eval_results)
-        self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
-                                        opts.albert_hub_module_handle, opts.init_checkpoint)
-        check_vocab_fits(self.config, self.tokenizer, opts)
-        model_fn = task_model_fn(self._build_model, self.config, opts.albert_hub_module_handle)
-        check_init_checkpoint(model_fn, opts)
-        self.builder = FeatureBuilder(self.tokenizer, opts.max_seq_length, opts.doc_stride,
-                                      opts.max_query_length, opts.do_lower_case)
+    def _validate_export(self) -> None:
+        opts = self.opts
+        if opts.version_2_with_negative:
+            raise SquadRunError("export_dir is SQuAD v1 only (the original's run_squad_v2 has "
+                                "none)")
+        export = os.path.abspath(opts.export_dir)
+        output = os.path.abspath(opts.output_dir)
+        if output == export or output.startswith(export + os.sep):
+            raise SquadRunError(f"export_dir {opts.export_dir} would replace output_dir "
+                                f"{opts.output_dir}: give a directory of its own")
+
+    def build_model(self, config: AlbertConfig, encoder: keras.layers.Layer | None
+                    ) -> keras.Model:
+        opts = self.opts
+        return span_labeler(config, opts.version_2_with_negative, opts.start_n_top,
+                            opts.end_n_top, opts.dropout_prob, encoder)
+
+    # ----- inputs -----
+    def read_examples(self) -> None:
+        """train_file and predict_file (bad input stops the run before anything is written)."""
+        opts = self.opts
         v2 = opts.version_2_with_negative
-        # Read every input first: bad input stops the run before anything is written.
         self.train_examples: list[SquadExample] = []
         if opts.do_train:
-            self.train_examples, _ = read_squad_examples(opts.train_file, True, v2, self.result.skips)
+            self.train_examples, _ = read_squad_examples(opts.train_file, True, v2,
+                                                         self.result.skips)
         self.predict_examples: list[SquadExample] = []
         self.predict_data: list[dict[str, Any]] = []
         if opts.do_predict:
@@ -168,19 +143,20 @@ class SquadRun(FineTuningRun):
             self.predict_data = read_squad_file(opts.predict_file)["data"]
         self.has_gold = any(qa.get("answers") for article in self.predict_data
                             for paragraph in article["paragraphs"] for qa in paragraph["qas"])
-        self.train_records = self._train_records() if opts.do_train else None
-        self.predict_records, self.predict_features = (
-            self._predict_records() if opts.do_predict else (None, []))
-        num_train_steps = self._num_train_steps()
-        self.result.num_train_steps = num_train_steps
-        self.buckets = self._length_buckets()
-        self.setup(model_fn, squad_objective(v2), METRIC_KEY, num_train_steps=num_train_steps,
-                   num_warmup_steps=int(num_train_steps * opts.warmup_proportion),
-                   optimizer_name="adamw",  # the original always uses AdamW here
-                   predict_outputs=V2_OUTPUTS if v2 else V1_OUTPUTS,
-                   model_inputs=inputs.inference_inputs if v2 else None)
 
-    def _length_buckets(self) -> LengthBuckets | None:
+    def build_features(self) -> None:
+        """The training records and the prediction records + feature objects, cached."""
+        opts = self.opts
+        self.builder = FeatureBuilder(self.tokenizer, opts.max_seq_length, opts.doc_stride,
+                                      opts.max_query_length, opts.do_lower_case)
+        self.predict_features: list[SquadFeature] = []
+        if opts.do_train:
+            self.records["train"] = self._train_records()
+        if opts.do_predict:
+            self.records["predict"], self.predict_features = self._predict_records()
+        self.result.num_train_steps = self._num_train_steps()
+
+    def choose_buckets(self) -> LengthBuckets | None:
         """v2: length buckets of at least max(start_n_top, end_n_top) positions (the beam's
         top-k). v1 keeps max_seq_length: its padding logits are unmasked (Q22), so they enter
         the loss's softmax and can take n-best slots — cutting them would change results."""
@@ -192,6 +168,23 @@ class SquadRun(FineTuningRun):
             logging.warning("--bucket_by_length has no effect on SQuAD v1: its unmasked padding "
                             "logits are part of the loss and of the n-best search (Q22)")
         return None
+
+    def training_plan(self) -> TrainingPlan:
+        opts = self.opts
+        v2 = opts.version_2_with_negative
+        steps = self.result.num_train_steps
+        return TrainingPlan(objective=squad_objective(v2), metric_key=METRIC_KEY,
+                            num_train_steps=steps,
+                            num_warmup_steps=int(steps * opts.warmup_proportion),
+                            optimizer_name="adamw",  # the original always uses AdamW here
+                            predict_outputs=V2_OUTPUTS if v2 else V1_OUTPUTS,
+                            model_inputs=records.inference_inputs if v2 else None)
+
+    def train_dataset_fn(self) -> DatasetFn:
+        opts = self.opts
+        return records.train_dataset_fn(self.records["train"], opts.train_batch_size,
+                                        opts.max_seq_length, opts.version_2_with_negative,
+                                        opts.seed, self.buckets)
 
     def _num_train_steps(self) -> int:
         """As the original: from the number of examples, not of windows (§9.1)."""
@@ -206,10 +199,9 @@ class SquadRun(FineTuningRun):
                 f"{opts.num_train_epochs}")
         return steps
 
-    # ----- features -----
     def _settings(self, role: str, source: str) -> dict[str, Any]:
         opts = self.opts
-        return feature_cache.cache_settings(
+        return records.cache_settings(
             role, source, self.tokenizer, opts.max_seq_length, opts.doc_stride,
             opts.max_query_length, opts.do_lower_case, opts.version_2_with_negative)
 
@@ -224,8 +216,8 @@ class SquadRun(FineTuningRun):
             return features
 
         path = opts.train_feature_file or os.path.join(opts.output_dir, "train.tf_record")
-        return feature_cache.cached_train_records(path, self._settings("train", opts.train_file),
-                                                  build, owned=not opts.train_feature_file)
+        return records.cached_train_records(path, self._settings("train", opts.train_file),
+                                            build, owned=not opts.train_feature_file)
 
     def _predict_records(self) -> tuple[str, list[SquadFeature]]:
         opts = self.opts
@@ -240,29 +232,19 @@ class SquadRun(FineTuningRun):
         record_path = opts.predict_feature_file or os.path.join(opts.output_dir, "eval.tf_record")
         left_path = opts.predict_feature_left_file or os.path.join(opts.output_dir,
                                                                    "eval_features.pkl")
-        features = feature_cache.cached_predict_features(
+        features = records.cached_predict_features(
             record_path, left_path, self._settings("predict", opts.predict_file), build,
             owned=not (opts.predict_feature_file or opts.predict_feature_left_file),
             qas_ids=[e.qas_id for e in self.predict_examples])
         return record_path, features
 
-    # ----- model -----
-    def _build_model(self, config: AlbertConfig, encoder) -> AlbertSpanLabeler:
-        opts = self.opts
-        return AlbertSpanLabeler(config, opts.version_2_with_negative, opts.start_n_top,
-                                 opts.end_n_top, opts.dropout_prob, encoder=encoder)
-
-    def warm_start(self, model) -> None:
-        super().warm_start(model)
-        self.result.restore_report = self.restore_report
-
     # ----- prediction and evaluation -----
     def predictions(self) -> SquadPredictions:
         """n-best lists (and null scores) of the model's current weights."""
         opts = self.opts
-        dataset = inputs.predict_dataset(self.predict_records, opts.predict_batch_size,
-                                         opts.max_seq_length, opts.version_2_with_negative,
-                                         self.buckets)
+        dataset = records.predict_dataset(self.records["predict"], opts.predict_batch_size,
+                                          opts.max_seq_length, opts.version_2_with_negative,
+                                          self.buckets)
         outputs = self.predictor.run(dataset, len(self.predict_features),
                                      "Predicting SQuAD features")
         raw = results_by_unique_id(outputs, self.predictor.outputs)
@@ -304,13 +286,6 @@ class SquadRun(FineTuningRun):
         results["null_score_diff_threshold"] = threshold
         return results
 
-    # ----- phases -----
-    def train(self) -> None:  # pylint: disable=arguments-differ
-        opts = self.opts
-        self.result.train_logs = super().train(inputs.train_dataset_fn(
-            self.train_records, opts.train_batch_size, opts.max_seq_length,
-            opts.version_2_with_negative, opts.seed, self.buckets))
-
     def predict(self) -> None:
         """Evaluates pending checkpoints (or the initial weights), leaving the best's files."""
         pending = self.evaluator.pending()
@@ -345,9 +320,12 @@ class SquadRun(FineTuningRun):
                                                  opts.tflite_quantization, opts.openvino_ir,
                                                  trained_model=self.trainer.model)
 
-    def log_skips(self) -> None:
+    def finish(self) -> None:
+        """Lists the questions skipped on the way (bad answers, empty contexts, failed
+        alignment) at the end of the log; they are also in `result.skips`."""
         for line in self.result.skips.summary_lines():
             logging.warning("%s", line)
+
 
 
 def run(opts: SquadRunOptions, strategy: tf.distribute.Strategy | None = None) -> SquadRunResult:
@@ -356,12 +334,4 @@ def run(opts: SquadRunOptions, strategy: tf.distribute.Strategy | None = None) -
     Questions skipped on the way (bad answers, empty contexts, failed alignment) are
     listed at the end of the log and returned in `result.skips`.
     """
-    squad = SquadRun(opts, strategy)
-    if opts.do_train:
-        squad.train()
-    if opts.do_predict:
-        squad.predict()
-    if opts.export_dir:
-        squad.export()
-    squad.log_skips()
-    return squad.result
+    return SquadRun(opts, strategy).run()

@@ -37,7 +37,7 @@ def _squad(config_file, spm, out):
                                    spm_model_file=spm, predict_file=squad_file("dev-v1.1.json"),
                                    do_predict=True, max_seq_length=64, doc_stride=24,
                                    max_query_length=16))
-    return run.predict_records
+    return run.records["predict"]
 
 
 @pytest.mark.parametrize("make_run", [_glue, _race, _squad], ids=["glue", "race", "squad"])

@@ -5,7 +5,7 @@ import tensorflow as tf
 
 from albert_tf import checkpoints
 from albert_tf.models import AlbertSpanLabeler
-from albert_tf.squad.objective import squad_v1_example_loss, squad_v2_example_loss
+from albert_tf.squad.modeling import squad_v1_example_loss, squad_v2_example_loss
 from tests.conftest import random_inputs, tiny_config
 
 SEQ = 12

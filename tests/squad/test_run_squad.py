@@ -10,7 +10,7 @@ import pytest
 
 from albert_tf import AlbertConfig, checkpoints
 from albert_tf.models import AlbertPretrainer
-from albert_tf.squad.evaluate import evaluate_v1, evaluate_v2
+from albert_tf.squad.metrics import evaluate_v1, evaluate_v2
 from albert_tf.squad.examples import SquadDataError, read_squad_file
 from albert_tf.squad.runner import SquadRunOptions, run
 from tests.squad.conftest import fixture_path

@@ -2,7 +2,7 @@
 
 import pytest
 
-from albert_tf.squad.evaluate import (best_threshold, evaluate_v1, evaluate_v2, exact_v2, f1_v1,
+from albert_tf.squad.metrics import (best_threshold, evaluate_v1, evaluate_v2, exact_v2, f1_v1,
                                       f1_v2, normalize_answer)
 
 

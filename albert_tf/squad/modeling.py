@@ -1,4 +1,5 @@
-"""SQuAD losses for the training loop (faithfulness §9.5–9.6), as per-example losses averaged globally.
+"""SQuAD's model and losses: the span labeler (faithfulness §9.5–9.6) and its per-example losses,
+averaged globally by the training loop.
 
 v1: ½ (CE(start logits, start) + CE(end logits, end)), softmax over all positions.
 v2: ½ (−log p_start[start] − log p_end[end]) + ½ · sigmoid-CE(cls_logits, is_impossible),
@@ -10,8 +11,11 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import keras
 import tensorflow as tf
 
+from albert_tf.config import AlbertConfig
+from albert_tf.models.span_labeler import AlbertSpanLabeler
 from albert_tf.training.objective import MeanLossObjective
 
 Tensors = Mapping[str, tf.Tensor]
@@ -46,3 +50,12 @@ def squad_objective(version_2_with_negative: bool) -> MeanLossObjective:
     """The loop objective: batch mean of the per-example loss of the chosen head."""
     return MeanLossObjective(squad_v2_example_loss if version_2_with_negative
                              else squad_v1_example_loss)
+
+
+def span_labeler(config: AlbertConfig, version_2_with_negative: bool, start_n_top: int,
+                 end_n_top: int, dropout_prob: float,
+                 encoder: keras.layers.Layer | None = None) -> AlbertSpanLabeler:
+    """v1's start/end logits or v2's beam head (`start_n_top` × `end_n_top`, answer class
+    with `dropout_prob`) over `encoder`, or a fresh encoder."""
+    return AlbertSpanLabeler(config, version_2_with_negative, start_n_top, end_n_top,
+                             dropout_prob, encoder=encoder)

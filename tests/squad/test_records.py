@@ -9,7 +9,7 @@ from albert_tf.data.example_codec import decode_example
 from albert_tf.data.tfrecord_io import read_records
 from albert_tf.finetuning import feature_cache as shared
 from albert_tf.finetuning import records as shared_records
-from albert_tf.squad import feature_cache
+from albert_tf.squad import records as feature_cache
 from albert_tf.squad.examples import read_squad_examples
 from albert_tf.squad.features import FeatureBuilder
 from tests.squad.conftest import fixture_path

@@ -1,4 +1,5 @@
-"""The GLUE tasks: folder, files, columns, labels and submission name of each (faithfulness §8.2).
+"""GLUE examples: the task table (folder, files, columns, labels, submission name; faithfulness
+§8.2) and reading each split's TSV into `InputExample`s.
 
 One declarative table (`TASKS`) replaces the original's processor classes; `GlueProcessor`
 reads any task from it with the original's method names. Task names are the original's

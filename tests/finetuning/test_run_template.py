@@ -1,0 +1,55 @@
+"""The one fine-tuning run template: tasks fill in hooks, never the set-up or the phases, and
+every task package names its modules by role (issue 22)."""
+
+from __future__ import annotations
+
+import importlib.util
+import types
+
+import pytest
+import tensorflow as tf
+
+from albert_tf.finetuning.run import FineTuningRun
+
+# Written once in the template; a task that overrides one of these has copied the sequence.
+TEMPLATE_ONLY = ("__init__", "run", "setup", "train", "evaluate", "warm_start",
+                 "load_initial_weights", "load_best_weights", "length_buckets")
+TASK_RUNS = {"glue": "GlueRun", "squad": "SquadRun", "race": "RaceRun"}
+# Role → module, in every task package (RACE has no export).
+ROLES = ("examples", "features", "records", "modeling", "metrics", "runner")
+
+
+@pytest.mark.parametrize("package", sorted(TASK_RUNS))
+def test_task_runs_override_hooks_only(package):
+    module = importlib.import_module(f"albert_tf.{package}.runner")
+    run_class = getattr(module, TASK_RUNS[package])
+    assert issubclass(run_class, FineTuningRun)
+    copied = [name for name in TEMPLATE_ONLY if name in vars(run_class)]
+    assert not copied, f"{run_class.__name__} redefines the template's {copied}"
+    assert not getattr(run_class, "__abstractmethods__", None)  # every hook supplied
+
+
+@pytest.mark.parametrize("package", sorted(TASK_RUNS))
+def test_task_packages_use_the_same_module_names(package):
+    roles = ROLES + (("export",) if package != "race" else ())
+    missing = [role for role in roles
+               if importlib.util.find_spec(f"albert_tf.{package}.{role}") is None]
+    assert not missing, f"albert_tf.{package} lacks {missing}"
+
+
+@pytest.mark.parametrize("gone", ["albert_tf.squad.inputs", "albert_tf.squad.feature_cache",
+                                  "albert_tf.squad.evaluate", "albert_tf.squad.objective",
+                                  "albert_tf.glue.tasks"])
+def test_old_module_names_are_gone(gone):
+    assert importlib.util.find_spec(gone) is None
+
+
+def test_length_buckets_sets_no_hidden_state():
+    """The predictor's lengths come from the buckets passed to `setup`, so choosing them has
+    no side effect that `setup` would silently depend on."""
+    fake = types.SimpleNamespace(opts=types.SimpleNamespace(bucket_by_length=True),
+                                 strategy=tf.distribute.get_strategy())
+    before = dict(vars(fake))
+    buckets = FineTuningRun.length_buckets(fake, 128, min_length=5)
+    assert buckets is not None and buckets.lengths[-1] == 128
+    assert vars(fake) == before
