@@ -29,7 +29,8 @@ from albert_tf.glue.metrics import glue_metrics, per_example_loss
 from albert_tf.glue.modeling import classifier_model_fn, glue_objective
 from albert_tf.glue.submission import write_prediction_files
 from albert_tf.glue.tasks import GlueProcessor, GlueTask, InputExample, get_task
-from albert_tf.training.choices import OPTIMIZER_NAMES, TFLITE_QUANTIZATIONS
+from albert_tf.export.choices import TFLITE_QUANTIZATIONS
+from albert_tf.training.choices import OPTIMIZER_NAMES
 
 # The original ignores keep_checkpoint_max and lets the eval loop prune (Q19, kept).
 KEEP_ALL_CHECKPOINTS = 2**31 - 1

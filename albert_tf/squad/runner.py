@@ -42,7 +42,7 @@ from albert_tf.squad.objective import squad_objective
 from albert_tf.squad.postprocess import (NULL_THRESHOLD_RULES, V1_OUTPUTS, V2_OUTPUTS,
                                          SquadPredictions, postprocess, results_by_unique_id,
                                          write_prediction_files)
-from albert_tf.training.choices import TFLITE_QUANTIZATIONS
+from albert_tf.export.choices import TFLITE_QUANTIZATIONS
 
 NA_PROB_THRESH = 1.0  # the official default, applied to logits by the original (Q25, kept)
 METRIC_KEY = "f1"

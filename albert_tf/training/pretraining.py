@@ -11,6 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 import keras
 import tensorflow as tf
 
+from albert_tf.models.encoder import FEATURE_TO_INPUT as ENCODER_FEATURE_TO_INPUT
 from albert_tf.training.objective import Objective, Tensors
 
 MLM_EPSILON = 1e-5  # added to Σw in the MLM denominator (faithfulness §4.1)
@@ -18,8 +19,7 @@ METRIC_NAMES = ("masked_lm_accuracy", "masked_lm_loss", "sentence_order_accuracy
                 "sentence_order_loss")
 
 # Original feature name → the model's input name (TF-Hub encoder convention).
-FEATURE_TO_INPUT = {"input_ids": "input_word_ids", "input_mask": "input_mask",
-                    "segment_ids": "input_type_ids", "masked_lm_positions": "masked_lm_positions"}
+FEATURE_TO_INPUT = {**ENCODER_FEATURE_TO_INPUT, "masked_lm_positions": "masked_lm_positions"}
 LABEL_FEATURES = ("masked_lm_ids", "masked_lm_weights", "next_sentence_labels")
 
 
