@@ -84,8 +84,13 @@ def flags_parser(name: str) -> Callable[[list[str]], list[str]]:
     return parse
 
 
-def run_script(name: str, argv: Sequence[str], run: Callable[[], Any]) -> None:
-    """Calls `run()` after absl parsed the flags; a bad-input error exits 1 with one line."""
+def run_script(name: str, argv: Sequence[str], run: Callable[[], Any],
+               errors: tuple[type[BaseException], ...] = ()) -> None:
+    """Calls `run()` after absl parsed the flags; a bad-input error exits 1 with one line.
+
+    Every entry point (the run_* scripts and `python -m albert_tf.<tool>`) ends here. `errors`
+    adds a tool's own failure types (an export that failed its check) to the one-line ones.
+    """
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     # ConfigError, CheckpointMismatchError and TokenizerError are ValueErrors: nothing here
@@ -101,7 +106,7 @@ def run_script(name: str, argv: Sequence[str], run: Callable[[], Any]) -> None:
     except TrainingPreempted as e:  # its one line is logged; 143 (SIGTERM) / 130 (SIGINT)
         sys.exit(e.exit_status)
     except (NonFiniteLossError, CheckpointWaitTimeout, NotImplementedError, FileNotFoundError,
-            ValueError, WorkerLostError, OutputWriteError) as e:
+            ValueError, WorkerLostError, OutputWriteError, *errors) as e:
         logging.debug("traceback", exc_info=True)
         print(f"{name}: error: {e}", file=sys.stderr)
         sys.exit(1)

@@ -22,7 +22,7 @@ _EXPORTS = r"""
 import sys
 from albert_tf import AlbertConfig
 from albert_tf.checkpoints.conversion import convert_checkpoint
-from albert_tf.export_tfhub import export_encoder, export_preprocessing
+from albert_tf.export.tfhub import export_encoder, export_preprocessing
 from albert_tf.plot_curves import plot, read_scalars
 
 config_file, out, seq = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -28,7 +28,8 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.atomic_files import atomic_file
-from albert_tf.training import distribute, hardware, preemption
+from albert_tf import hardware
+from albert_tf.training import distribute, preemption
 from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES
 from albert_tf.training.checkpointing import TrainingCheckpoint, keyed_variables
 from albert_tf.training.clipping import OccurrenceNormRule, clip_by_norm, global_norm

@@ -111,7 +111,7 @@ def test_fine_tuning_an_export_matches_its_checkpoint(learning_run, caplog):
     (wrong or frozen encoder weights) falls toward the random-init accuracy, which the test above
     shows is clearly lower."""
     from albert_tf import AlbertConfig
-    from albert_tf.export_tfhub import export_encoder
+    from albert_tf.export.tfhub import export_encoder
 
     root, config, _, spm_model, _ = learning_run
     checkpoint = pretrained_checkpoint(learning_run)
