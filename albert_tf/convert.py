@@ -61,5 +61,10 @@ def main(argv: Sequence[str]) -> None:
     cli.run_script("convert", argv, run)
 
 
-if __name__ == "__main__":
+def console_main() -> None:
+    """`albert-convert` (console script) and `python -m albert_tf.convert`."""
     app.run(main, flags_parser=cli.flags_parser("convert"))
+
+
+if __name__ == "__main__":
+    console_main()

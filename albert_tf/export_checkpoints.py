@@ -45,5 +45,10 @@ def main(argv: Sequence[str]) -> None:
     cli.run_script("export_checkpoints", argv, run)
 
 
-if __name__ == "__main__":
+def console_main() -> None:
+    """`albert-export-checkpoints` (console script) and `python -m albert_tf.export_checkpoints`."""
     app.run(main, flags_parser=cli.flags_parser("export_checkpoints"))
+
+
+if __name__ == "__main__":
+    console_main()

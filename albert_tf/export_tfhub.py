@@ -114,5 +114,10 @@ def main(argv: Sequence[str]) -> None:
     cli.run_script("export_tfhub", argv, run, (ExportError, ServingExportError, FileExistsError))
 
 
-if __name__ == "__main__":
+def console_main() -> None:
+    """`albert-export-tfhub` (console script) and `python -m albert_tf.export_tfhub`."""
     app.run(main, flags_parser=cli.flags_parser("export_tfhub"))
+
+
+if __name__ == "__main__":
+    console_main()

@@ -23,7 +23,7 @@ import sys
 from albert_tf import AlbertConfig
 from albert_tf.checkpoints.conversion import convert_checkpoint
 from albert_tf.export.tfhub import export_encoder, export_preprocessing
-from albert_tf.plot_curves import plot, read_scalars
+from albert_tf.experiments.curves import plot, read_scalars
 
 config_file, out, seq = sys.argv[1], sys.argv[2], int(sys.argv[3])
 spm = f"{out}/spm.model"
