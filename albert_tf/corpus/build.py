@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
+from typing import Sequence
+
 from absl import app, flags, logging
 
 from albert_tf import cli
@@ -20,14 +22,18 @@ flags.mark_flag_as_required("output")
 FLAGS = flags.FLAGS
 
 
-def main(argv: list[str]) -> None:
-    del argv
+def run() -> None:
+    """The flags → the library call (one line, exit 1 on bad input: `main`)."""
     stats = build_corpus(FLAGS.output, FLAGS.max_documents)
     logging.info("wrote %s: %d documents, %d sentences, %d words",
                  stats.path, stats.documents, stats.sentences, stats.words)
     if FLAGS.spm_model_prefix:
         model = train_tiny_spm(FLAGS.output, FLAGS.spm_model_prefix, FLAGS.vocab_size)
         logging.info("wrote %s", model)
+
+
+def main(argv: Sequence[str]) -> None:
+    cli.run_script("albert_tf.corpus.build", argv, run)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""`python -m albert_tf.race.make_corpus_task --output_dir=DIR`: writes the learnable
-RACE-format task of `albert_tf.race.corpus_task` (from the built-in corpus by default).
+"""`python -m albert_tf.corpus.make_race_task --output_dir=DIR`: writes the learnable
+RACE-format task of `albert_tf.corpus.race_task` (from the built-in corpus by default).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Sequence
 from absl import app, flags
 
 from albert_tf import cli
-from albert_tf.race.corpus_task import KINDS, build_race_corpus_task
+from albert_tf.corpus.race_task import KINDS, build_race_corpus_task
 
 flags.DEFINE_string("output_dir", None, "RACE data_dir to write (RACE/ inside).")
 flags.DEFINE_string("corpus", None, "Corpus file (default: the built-in corpus).")
@@ -31,9 +31,8 @@ flags.DEFINE_integer("max_article_words", 28,
 flags.mark_flag_as_required("output_dir")
 
 
-def main(argv: Sequence[str]) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+def run() -> None:
+    """The flags → the library call (one line, exit 1 on bad input: `main`)."""
     f = flags.FLAGS
     counts = build_race_corpus_task(
         f.output_dir, f.corpus, f.num_train, f.num_dev, f.num_test, f.seed, f.max_documents,
@@ -44,5 +43,9 @@ def main(argv: Sequence[str]) -> None:
                       for split, c in counts.items()))
 
 
+def main(argv: Sequence[str]) -> None:
+    cli.run_script("albert_tf.corpus.make_race_task", argv, run)
+
+
 if __name__ == "__main__":
-    app.run(main, flags_parser=cli.flags_parser("albert_tf.race.make_corpus_task"))
+    app.run(main, flags_parser=cli.flags_parser("albert_tf.corpus.make_race_task"))
