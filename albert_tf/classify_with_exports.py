@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the preprocessing export's ops)
-from absl import app, flags
+from absl import flags
 
 from albert_tf import cli
 from albert_tf.checkpoints import resolve_checkpoint_path
@@ -79,7 +79,7 @@ def main(argv: Sequence[str]) -> None:
 
 def console_main() -> None:
     """`albert-classify-with-exports` (console script), `python -m albert_tf.classify_with_exports`."""
-    app.run(main, flags_parser=cli.flags_parser("classify_with_exports"))
+    cli.start("classify_with_exports", main, __name__)
 
 
 if __name__ == "__main__":

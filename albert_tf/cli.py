@@ -29,7 +29,7 @@ from albert_tf.atomic_files import DISK_FULL_ERRNOS, DiskFullError
 from albert_tf.training import flags as training_flags
 
 __all__ = ["DISK_FULL_ERRNOS", "disk_full_exits", "flags_parser", "options_from_flags",
-           "run_from_flags", "run_script"]
+           "run_from_flags", "run_script", "start"]
 
 
 @contextlib.contextmanager
@@ -82,6 +82,17 @@ def flags_parser(name: str) -> Callable[[list[str]], list[str]]:
             raise
 
     return parse
+
+
+def start(name: str, main: Callable[[list[str]], Any], module: str) -> None:
+    """`app.run(main)` with the one-line flag errors of `flags_parser(name)`, for a tool run as
+    `python -m <module>` and as a console script alike: the flags `module` defines are the
+    main program's, so `--help`/`--helpshort` list them either way (absl keys a program's
+    flags by `sys.argv[0]`, which a console script's module is not)."""
+    if module != "__main__":
+        for flag in flags.FLAGS.get_key_flags_for_module(module):
+            flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
+    app.run(main, flags_parser=flags_parser(name))
 
 
 def run_script(name: str, argv: Sequence[str], run: Callable[[], Any],

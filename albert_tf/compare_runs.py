@@ -42,7 +42,7 @@ def main(argv: Sequence[str]) -> None:
 
 def console_main() -> None:
     """`albert-compare-runs` (console script) and `python -m albert_tf.compare_runs`."""
-    app.run(main, flags_parser=cli.flags_parser("compare_runs"))
+    cli.start("compare_runs", main, __name__)
 
 
 if __name__ == "__main__":

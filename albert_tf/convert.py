@@ -18,7 +18,7 @@ import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
 
 from typing import Sequence
 
-from absl import app, flags
+from absl import flags
 
 from albert_tf import cli
 from albert_tf.flag_errors import checkpoint_error
@@ -63,7 +63,7 @@ def main(argv: Sequence[str]) -> None:
 
 def console_main() -> None:
     """`albert-convert` (console script) and `python -m albert_tf.convert`."""
-    app.run(main, flags_parser=cli.flags_parser("convert"))
+    cli.start("convert", main, __name__)
 
 
 if __name__ == "__main__":

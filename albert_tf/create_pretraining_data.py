@@ -118,7 +118,7 @@ def console_main() -> None:
     flags.mark_flags_as_required(["input_file", "output_file"])
     training_flags.register_float_validators({"masked_lm_prob": training_flags.PROBABILITY,
                                               "short_seq_prob": training_flags.PROBABILITY})
-    app.run(main, flags_parser=cli.flags_parser("create_pretraining_data"))
+    cli.start("create_pretraining_data", main, __name__)
 
 
 if __name__ == "__main__":

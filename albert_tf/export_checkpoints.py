@@ -17,7 +17,7 @@ import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
 
 from typing import Sequence
 
-from absl import app, flags
+from absl import flags
 
 from albert_tf import cli
 
@@ -47,7 +47,7 @@ def main(argv: Sequence[str]) -> None:
 
 def console_main() -> None:
     """`albert-export-checkpoints` (console script) and `python -m albert_tf.export_checkpoints`."""
-    app.run(main, flags_parser=cli.flags_parser("export_checkpoints"))
+    cli.start("export_checkpoints", main, __name__)
 
 
 if __name__ == "__main__":

@@ -116,7 +116,7 @@ def main(argv: Sequence[str]) -> None:
 
 def console_main() -> None:
     """`albert-export-tfhub` (console script) and `python -m albert_tf.export_tfhub`."""
-    app.run(main, flags_parser=cli.flags_parser("export_tfhub"))
+    cli.start("export_tfhub", main, __name__)
 
 
 if __name__ == "__main__":

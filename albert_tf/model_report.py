@@ -13,7 +13,7 @@ import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-
 
 from typing import Sequence
 
-from absl import app, flags
+from absl import flags
 
 from albert_tf import cli
 from albert_tf.config import PRESET_NAMES
@@ -39,7 +39,7 @@ def main(argv: Sequence[str]) -> None:
 
 def console_main() -> None:
     """`albert-model-report` (console script) and `python -m albert_tf.model_report`."""
-    app.run(main, flags_parser=cli.flags_parser("model_report"))
+    cli.start("model_report", main, __name__)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-
 import os
 from typing import Sequence
 
-from absl import app, flags
+from absl import flags
 
 from albert_tf import cli
 
@@ -50,7 +50,7 @@ def main(argv: Sequence[str]) -> None:
 
 def console_main() -> None:
     """`albert-plot-curves` (console script) and `python -m albert_tf.plot_curves`."""
-    app.run(main, flags_parser=cli.flags_parser("plot_curves"))
+    cli.start("plot_curves", main, __name__)
 
 
 if __name__ == "__main__":

@@ -57,16 +57,13 @@ def main(argv: Sequence[str]) -> None:
 def console_main() -> None:
     """`albert-train-sentencepiece` (console script) and `python -m albert_tf.train_sentencepiece`:
     its flags are defined only here, so importing the module defines none."""
-    # pylint: disable=import-outside-toplevel
-    from absl import app
-
-    from albert_tf import cli
-    from albert_tf.training import flags as training_flags
+    from albert_tf import cli  # pylint: disable=import-outside-toplevel
+    from albert_tf.training import flags as training_flags  # pylint: disable=C0415
 
     _define_flags()
     training_flags.register_float_validators(
         {"character_coverage": training_flags.FloatRange(low=0.0, high=1.0, low_open=True)})
-    app.run(main, flags_parser=cli.flags_parser("train_sentencepiece"))
+    cli.start("train_sentencepiece", main, __name__)
 
 
 if __name__ == "__main__":
