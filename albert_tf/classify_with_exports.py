@@ -15,8 +15,6 @@ from __future__ import annotations
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 import csv
-from typing import Sequence
-
 import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the preprocessing export's ops)
@@ -72,14 +70,10 @@ def run() -> None:
     print(f"{correct}/{len(rows)} of these raw pairs classified correctly through the exports")
 
 
-def main(argv: Sequence[str]) -> None:
-    """A missing file or export: one line, exit 1."""
-    cli.run_script("classify_with_exports", argv, run)
-
-
 def console_main() -> None:
-    """`albert-classify-with-exports` (console script), `python -m albert_tf.classify_with_exports`."""
-    cli.start("classify_with_exports", main, __name__)
+    """`albert-classify-with-exports` (console script), `python -m
+    albert_tf.classify_with_exports`. A missing file or export: one line, exit 1."""
+    cli.start("classify_with_exports", run, __name__)
 
 
 if __name__ == "__main__":

@@ -84,15 +84,19 @@ def flags_parser(name: str) -> Callable[[list[str]], list[str]]:
     return parse
 
 
-def start(name: str, main: Callable[[list[str]], Any], module: str) -> None:
-    """`app.run(main)` with the one-line flag errors of `flags_parser(name)`, for a tool run as
-    `python -m <module>` and as a console script alike: the flags `module` defines are the
-    main program's, so `--help`/`--helpshort` list them either way (absl keys a program's
-    flags by `sys.argv[0]`, which a console script's module is not)."""
+def start(name: str, run: Callable[[], Any], module: str,
+          errors: tuple[type[BaseException], ...] = ()) -> None:
+    """A tool's entry point, for `python -m <module>` and its console script alike: absl parses
+    the flags (`flags_parser(name)`), then `run_script(name, argv, run, errors)`.
+
+    The flags `module` defines are made the program's, so `--help`/`--helpshort` list them
+    either way (absl keys a program's flags by `sys.argv[0]`, which a console script's module
+    is not).
+    """
     if module != "__main__":
         for flag in flags.FLAGS.get_key_flags_for_module(module):
             flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
-    app.run(main, flags_parser=flags_parser(name))
+    app.run(lambda argv: run_script(name, argv, run, errors), flags_parser=flags_parser(name))
 
 
 def run_script(name: str, argv: Sequence[str], run: Callable[[], Any],

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
-from typing import Sequence
-
 from absl import app, flags
 
 from albert_tf import cli
@@ -35,14 +33,10 @@ def run() -> None:
     print(compare_runs(runs, FLAGS.metric))
 
 
-def main(argv: Sequence[str]) -> None:
-    """A missing results file or metric: one line, exit 1."""
-    cli.run_script("compare_runs", argv, run)
-
-
 def console_main() -> None:
-    """`albert-compare-runs` (console script) and `python -m albert_tf.compare_runs`."""
-    cli.start("compare_runs", main, __name__)
+    """`albert-compare-runs` (console script) and `python -m albert_tf.compare_runs`. A missing
+    results file or metric: one line, exit 1."""
+    cli.start("compare_runs", run, __name__)
 
 
 if __name__ == "__main__":

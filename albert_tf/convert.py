@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
 
-from typing import Sequence
-
 from absl import flags
 
 from albert_tf import cli
@@ -56,14 +54,10 @@ def run() -> None:
     print(f"wrote {result.written} tensors")
 
 
-def main(argv: Sequence[str]) -> None:
-    """A mismatch, an unreadable input or a full disk: one line, exit 1, nothing written."""
-    cli.run_script("convert", argv, run)
-
-
 def console_main() -> None:
-    """`albert-convert` (console script) and `python -m albert_tf.convert`."""
-    cli.start("convert", main, __name__)
+    """`albert-convert` (console script) and `python -m albert_tf.convert`. A mismatch, an
+    unreadable input or a full disk: one line, exit 1, nothing written."""
+    cli.start("convert", run, __name__)
 
 
 if __name__ == "__main__":

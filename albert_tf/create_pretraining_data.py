@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
-from typing import Sequence
-
-from absl import app, flags
+from absl import flags
 
 from albert_tf import cli
 from albert_tf.data import features as F
@@ -108,17 +106,14 @@ def run() -> None:
                             {name: FLAGS[name].value for name in _FLAG_NAMES})
 
 
-def main(argv: Sequence[str]) -> None:
-    """Bad input, a bad option value or a full disk: one line, exit 1, nothing written."""
-    cli.run_script("create_pretraining_data", argv, run)
-
-
 def console_main() -> None:
-    """`albert-create-pretraining-data` (console script), `python -m albert_tf.create_pretraining_data`."""
+    """`albert-create-pretraining-data` (console script), `python -m
+    albert_tf.create_pretraining_data`. Bad input, a bad option value or a full disk: one line,
+    exit 1, nothing written."""
     flags.mark_flags_as_required(["input_file", "output_file"])
     training_flags.register_float_validators({"masked_lm_prob": training_flags.PROBABILITY,
                                               "short_seq_prob": training_flags.PROBABILITY})
-    cli.start("create_pretraining_data", main, __name__)
+    cli.start("create_pretraining_data", run, __name__)
 
 
 if __name__ == "__main__":

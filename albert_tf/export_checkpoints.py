@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
 
-from typing import Sequence
-
 from absl import flags
 
 from albert_tf import cli
@@ -40,14 +38,11 @@ def run() -> None:
     print(f"wrote {path}")
 
 
-def main(argv: Sequence[str]) -> None:
-    """A config or checkpoint error: one line, exit 1, nothing written (`cli.run_script`)."""
-    cli.run_script("export_checkpoints", argv, run)
-
-
 def console_main() -> None:
-    """`albert-export-checkpoints` (console script) and `python -m albert_tf.export_checkpoints`."""
-    cli.start("export_checkpoints", main, __name__)
+    """`albert-export-checkpoints` (console script) and `python -m
+    albert_tf.export_checkpoints`. A config or checkpoint error: one line, exit 1, nothing
+    written (`cli.run_script`)."""
+    cli.start("export_checkpoints", run, __name__)
 
 
 if __name__ == "__main__":

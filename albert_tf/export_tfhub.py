@@ -105,18 +105,23 @@ def run() -> None:
                              FLAGS.do_lower_case, FLAGS.seq_length)
 
 
-def main(argv: Sequence[str]) -> None:
-    """A bad input, a failed export check or a full disk: one line, exit 1, nothing written."""
+def _errors() -> tuple[type[BaseException], ...]:
+    """An export that failed its check ends like bad input: one line, exit 1, nothing written."""
     # pylint: disable=import-outside-toplevel
     from albert_tf.export.serving_artifacts import ServingExportError
     from albert_tf.export.tfhub import ExportError
 
-    cli.run_script("export_tfhub", argv, run, (ExportError, ServingExportError, FileExistsError))
+    return ExportError, ServingExportError, FileExistsError
+
+
+def main(argv: Sequence[str]) -> None:
+    """The command line's one error path, in process (`cli.run_script`)."""
+    cli.run_script("export_tfhub", argv, run, _errors())
 
 
 def console_main() -> None:
     """`albert-export-tfhub` (console script) and `python -m albert_tf.export_tfhub`."""
-    cli.start("export_tfhub", main, __name__)
+    cli.start("export_tfhub", run, __name__, _errors())
 
 
 if __name__ == "__main__":

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
-from typing import Sequence
-
 from absl import flags
 
 from albert_tf import cli
@@ -32,14 +30,10 @@ def run() -> None:
     model_report(FLAGS.output_dir, FLAGS.preset, FLAGS.all_presets)
 
 
-def main(argv: Sequence[str]) -> None:
-    """A round trip that changed the outputs, or a full disk: one line, exit 1."""
-    cli.run_script("model_report", argv, run)
-
-
 def console_main() -> None:
-    """`albert-model-report` (console script) and `python -m albert_tf.model_report`."""
-    cli.start("model_report", main, __name__)
+    """`albert-model-report` (console script) and `python -m albert_tf.model_report`. A round
+    trip that changed the outputs, or a full disk: one line, exit 1."""
+    cli.start("model_report", run, __name__)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,6 @@ from __future__ import annotations
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 import os
-from typing import Sequence
-
 from absl import flags
 
 from albert_tf import cli
@@ -43,14 +41,10 @@ def run() -> None:
     print(f"wrote {FLAGS.output} ({', '.join(found)})")
 
 
-def main(argv: Sequence[str]) -> None:
-    """A missing event directory or tag: one line, exit 1, nothing written."""
-    cli.run_script("plot_curves", argv, run)
-
-
 def console_main() -> None:
-    """`albert-plot-curves` (console script) and `python -m albert_tf.plot_curves`."""
-    cli.start("plot_curves", main, __name__)
+    """`albert-plot-curves` (console script) and `python -m albert_tf.plot_curves`. A missing
+    event directory or tag: one line, exit 1, nothing written."""
+    cli.start("plot_curves", run, __name__)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,6 @@ from __future__ import annotations
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 import os
-from typing import Sequence
-
 from albert_tf.data.sentencepiece import (ORIGINAL_OPTIONS, special_ids,  # noqa: F401
                                           train_sentencepiece)
 
@@ -47,23 +45,19 @@ def run() -> None:
     print("special token ids: " + ", ".join(f"{k} {v}" for k, v in ids.items()))
 
 
-def main(argv: Sequence[str]) -> None:
-    """A missing input, options spm_train refuses, an unwritable output: one line, exit 1."""
-    from albert_tf import cli  # pylint: disable=import-outside-toplevel
-
-    cli.run_script("train_sentencepiece", argv, run, (OSError,))
-
-
 def console_main() -> None:
-    """`albert-train-sentencepiece` (console script) and `python -m albert_tf.train_sentencepiece`:
-    its flags are defined only here, so importing the module defines none."""
-    from albert_tf import cli  # pylint: disable=import-outside-toplevel
-    from albert_tf.training import flags as training_flags  # pylint: disable=C0415
+    """`albert-train-sentencepiece` (console script) and `python -m
+    albert_tf.train_sentencepiece`: its flags are defined only here, so importing the module
+    defines none. A missing input, options spm_train refuses, an unwritable output: one line,
+    exit 1."""
+    # pylint: disable=import-outside-toplevel
+    from albert_tf import cli
+    from albert_tf.training import flags as training_flags
 
     _define_flags()
     training_flags.register_float_validators(
         {"character_coverage": training_flags.FloatRange(low=0.0, high=1.0, low_open=True)})
-    cli.start("train_sentencepiece", main, __name__)
+    cli.start("train_sentencepiece", run, __name__, (OSError,))
 
 
 if __name__ == "__main__":

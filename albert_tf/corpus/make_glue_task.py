@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
-from typing import Sequence
-
 from absl import app, flags
 
 from albert_tf import cli
@@ -24,7 +22,7 @@ flags.DEFINE_integer("max_documents", None, "Use only the first N documents of t
 
 
 def run() -> None:
-    """The flags → the library call (one line, exit 1 on bad input: `main`)."""
+    """The flags → the library call (bad input: one line, exit 1, via `cli.start`)."""
     FLAGS = flags.FLAGS
     if not FLAGS.output_dir:
         raise app.UsageError("--output_dir is required")
@@ -32,9 +30,5 @@ def run() -> None:
                       FLAGS.num_test, FLAGS.seed, FLAGS.max_documents, FLAGS.kind)
 
 
-def main(argv: Sequence[str]) -> None:
-    cli.run_script("albert_tf.corpus.make_glue_task", argv, run)
-
-
 if __name__ == "__main__":
-    app.run(main, flags_parser=cli.flags_parser("albert_tf.corpus.make_glue_task"))
+    cli.start("albert_tf.corpus.make_glue_task", run, __name__)

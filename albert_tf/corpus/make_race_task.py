@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
-from typing import Sequence
-
-from absl import app, flags
+from absl import flags
 
 from albert_tf import cli
 from albert_tf.corpus.race_task import KINDS, build_race_corpus_task
@@ -32,7 +30,7 @@ flags.mark_flag_as_required("output_dir")
 
 
 def run() -> None:
-    """The flags → the library call (one line, exit 1 on bad input: `main`)."""
+    """The flags → the library call (bad input: one line, exit 1, via `cli.start`)."""
     f = flags.FLAGS
     counts = build_race_corpus_task(
         f.output_dir, f.corpus, f.num_train, f.num_dev, f.num_test, f.seed, f.max_documents,
@@ -43,9 +41,5 @@ def run() -> None:
                       for split, c in counts.items()))
 
 
-def main(argv: Sequence[str]) -> None:
-    cli.run_script("albert_tf.corpus.make_race_task", argv, run)
-
-
 if __name__ == "__main__":
-    app.run(main, flags_parser=cli.flags_parser("albert_tf.corpus.make_race_task"))
+    cli.start("albert_tf.corpus.make_race_task", run, __name__)
