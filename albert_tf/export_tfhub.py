@@ -24,7 +24,10 @@ renamed into place; a failed export leaves nothing behind.
 Beside the TF-Hub SavedModel, every encoder export holds the frozen serving graph `serving/`
 (two outputs, no `training` input, weights constant) and `serving.json`; with
 `--tflite_quantization=none|dynamic_int8|float16` also `albert_encoder.tflite`, with
-`--openvino_ir` an OpenVINO IR. `albert_tf.export.load_serving(export_path)` runs any of them.
+`--openvino_ir` an OpenVINO IR, with `--onnx` our ONNX graph `onnx/albert_encoder.onnx` and its
+dynamic int8 `onnx/albert_encoder_int8.onnx` (`--onnx_quantization=none` for float32 only;
+needs pip install 'albert-tf[onnx]'). `albert_tf.export.load_serving(export_path)` runs any of
+them (`backend="onnxruntime"`; `precision="int8"` for the int8 file).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from absl import app, flags
 
 from albert_tf import cli
 from albert_tf.export.choices import EXPORT_DTYPES
+from albert_tf.export.onnx_artifacts import ONNX_QUANTIZATIONS
 from albert_tf.training import flags as training_flags
 
 FLAGS = flags.FLAGS
@@ -56,8 +60,13 @@ flags.DEFINE_enum("dtype", "float32", list(EXPORT_DTYPES),
 training_flags.define_tflite_flag()  # written only when given here: no TFLite file by default
 flags.DEFINE_integer("tflite_seq_length", 128, "Sequence length of albert_encoder.tflite (dynamic "
                      "batch; the loader pads shorter inputs).", lower_bound=1)
-flags.DEFINE_boolean("openvino_ir", False, "Also write openvino/albert_encoder.xml (OpenVINO IR; "
-                     "needs pip install 'albert-tf[openvino]').")
+training_flags.define_openvino_flag("openvino/albert_encoder.xml")
+flags.DEFINE_boolean("onnx", False, "Also write onnx/albert_encoder.onnx (our ONNX graph, float32) "
+                     "and, per --onnx_quantization, its int8 file (needs pip install "
+                     "'albert-tf[onnx]').")
+flags.DEFINE_enum("onnx_quantization", "dynamic_int8", list(ONNX_QUANTIZATIONS),
+                  "With --onnx: 'dynamic_int8' also writes onnx/albert_encoder_int8.onnx (ONNX "
+                  "Runtime dynamic quantization), 'none' the float32 file only.")
 flags.DEFINE_integer("seq_length", 128, "Default sequence length of the preprocessing model.",
                      lower_bound=3)
 # The original export_to_tfhub's flags (faithfulness §11.1).
@@ -99,7 +108,8 @@ def run() -> None:
         quantization = FLAGS.tflite_quantization if FLAGS["tflite_quantization"].present else None
         export_encoder(task_config(config_file, None, checkpoint), checkpoint, FLAGS.export_path,
                        spm_model_file, FLAGS.do_lower_case, with_mlm, FLAGS.dtype, quantization,
-                       FLAGS.tflite_seq_length, FLAGS.openvino_ir)
+                       FLAGS.tflite_seq_length, FLAGS.openvino_ir,
+                       FLAGS.onnx_quantization if FLAGS.onnx else None)
     if FLAGS.preprocess_export_path:
         export_preprocessing(spm_model_file, FLAGS.preprocess_export_path,
                              FLAGS.do_lower_case, FLAGS.seq_length)
@@ -108,10 +118,11 @@ def run() -> None:
 def _errors() -> tuple[type[BaseException], ...]:
     """An export that failed its check ends like bad input: one line, exit 1, nothing written."""
     # pylint: disable=import-outside-toplevel
+    from albert_tf.export.onnx_artifacts import OnnxExportError
     from albert_tf.export.serving_artifacts import ServingExportError
     from albert_tf.export.tfhub import ExportError
 
-    return ExportError, ServingExportError, FileExistsError
+    return ExportError, ServingExportError, OnnxExportError, FileExistsError
 
 
 def main(argv: Sequence[str]) -> None:

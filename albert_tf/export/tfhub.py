@@ -26,6 +26,7 @@ from albert_tf.atomic_files import atomic_directory
 from albert_tf.config import AlbertConfig
 from albert_tf.export.choices import EXPORT_DTYPE_POLICIES, EXPORT_DTYPES
 from albert_tf.export.encoder_export import save_encoder_export
+from albert_tf.export.onnx_artifacts import write_onnx_artifacts
 from albert_tf.export.preprocessing import save_preprocessing_export
 from albert_tf.export.serving import load_serving
 from albert_tf.export.serving_artifacts import write_serving_artifacts
@@ -108,10 +109,12 @@ def _check_serving(path: str, pretrainer: AlbertPretrainer) -> float:
 def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: str,
                    spm_model_file: str | None, do_lower_case: bool, with_mlm: bool,
                    dtype: str = "float32", tflite_quantization: str | None = None,
-                   tflite_seq_length: int = 128, openvino_ir: bool = False) -> str:
+                   tflite_seq_length: int = 128, openvino_ir: bool = False,
+                   onnx_quantization: str | None = None) -> str:
     """Builds the model (under --dtype's policy), restores `checkpoint`, writes and verifies
     the encoder export and its serving artifacts (the frozen `serving/` graph always; the
-    TFLite file when `tflite_quantization` is given; the OpenVINO IR when asked)."""
+    TFLite file when `tflite_quantization` is given; the OpenVINO IR when asked; the ONNX files
+    when `onnx_quantization` is given: "none" float32 only, "dynamic_int8" both)."""
     if dtype not in EXPORT_DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(EXPORT_DTYPES)}, got {dtype!r}")
     hardware.warn_if_slow_dtype(dtype, on_cpu=not tf.config.list_logical_devices("GPU"))
@@ -134,6 +137,8 @@ def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: st
         diff = _check_encoder_export(staging, pretrainer, with_mlm)
         write_serving_artifacts(pretrainer.encoder, staging, tflite_quantization,
                                 tflite_seq_length, openvino_ir)
+        if onnx_quantization is not None:
+            write_onnx_artifacts(pretrainer.encoder, staging, onnx_quantization)
         diff = max(diff, _check_serving(staging, pretrainer))
         if not diff <= tolerance:
             raise ExportError(f"{export_path}: reloaded export differs from the model by {diff:.3g}"
