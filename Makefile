@@ -61,7 +61,7 @@ demo: $(RUNTIME_STAMP)
 	  --save_checkpoints_steps=$(PRETRAIN_STEPS) --iterations_per_loop=100 --log_steps=100 \
 	  --do_eval --eval_batch_size=64 --max_eval_steps=20
 	# 3. fine-tune on the GLUE-format corpus task, from the pretrained checkpoint and from random init
-	$(PY) -m albert_tf.glue.make_corpus_task --output_dir=$(D)/glue --corpus=$(D)/corpus.txt \
+	$(PY) -m albert_tf.corpus.make_glue_task --output_dir=$(D)/glue --corpus=$(D)/corpus.txt \
 	  --num_train=8000 --num_dev=400 --num_test=100
 	$(PY) run_classifier.py --task_name=MRPC --data_dir=$(D)/glue --output_dir=$(D)/mrpc_pretrained \
 	  --albert_config_file=$(DEMO_CONFIG) --spm_model_file=$(D)/spm.model --init_checkpoint=$(D)/pretrain \

@@ -15,11 +15,10 @@ from __future__ import annotations
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 import csv
-
 import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the preprocessing export's ops)
-from absl import app, flags
+from absl import flags
 
 from albert_tf import cli
 from albert_tf.checkpoints import resolve_checkpoint_path
@@ -54,8 +53,8 @@ def classify(preprocess, encoder, weights, bias, first: list[str], second: list[
     return tf.nn.softmax(pooled @ weights.T + bias).numpy()
 
 
-def main(argv: list[str]) -> None:
-    del argv
+def run() -> None:
+    """The flags → the two exports and the head, each pair printed with its prediction."""
     with open(FLAGS.pairs_file, encoding="utf-8") as f:
         rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:FLAGS.num_examples + 1]
     labels, first, second = [r[0] for r in rows], [r[3] for r in rows], [r[4] for r in rows]
@@ -71,5 +70,11 @@ def main(argv: list[str]) -> None:
     print(f"{correct}/{len(rows)} of these raw pairs classified correctly through the exports")
 
 
+def console_main() -> None:
+    """`albert-classify-with-exports` (console script), `python -m
+    albert_tf.classify_with_exports`. A missing file or export: one line, exit 1."""
+    cli.start("classify_with_exports", run, __name__)
+
+
 if __name__ == "__main__":
-    app.run(main, flags_parser=cli.flags_parser("classify_with_exports"))
+    console_main()

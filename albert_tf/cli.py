@@ -29,7 +29,7 @@ from albert_tf.atomic_files import DISK_FULL_ERRNOS, DiskFullError
 from albert_tf.training import flags as training_flags
 
 __all__ = ["DISK_FULL_ERRNOS", "disk_full_exits", "flags_parser", "options_from_flags",
-           "run_from_flags", "run_script"]
+           "run_from_flags", "run_script", "start"]
 
 
 @contextlib.contextmanager
@@ -84,8 +84,28 @@ def flags_parser(name: str) -> Callable[[list[str]], list[str]]:
     return parse
 
 
-def run_script(name: str, argv: Sequence[str], run: Callable[[], Any]) -> None:
-    """Calls `run()` after absl parsed the flags; a bad-input error exits 1 with one line."""
+def start(name: str, run: Callable[[], Any], module: str,
+          errors: tuple[type[BaseException], ...] = ()) -> None:
+    """A tool's entry point, for `python -m <module>` and its console script alike: absl parses
+    the flags (`flags_parser(name)`), then `run_script(name, argv, run, errors)`.
+
+    The flags `module` defines are made the program's, so `--help`/`--helpshort` list them
+    either way (absl keys a program's flags by `sys.argv[0]`, which a console script's module
+    is not).
+    """
+    if module != "__main__":
+        for flag in flags.FLAGS.get_key_flags_for_module(module):
+            flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
+    app.run(lambda argv: run_script(name, argv, run, errors), flags_parser=flags_parser(name))
+
+
+def run_script(name: str, argv: Sequence[str], run: Callable[[], Any],
+               errors: tuple[type[BaseException], ...] = ()) -> None:
+    """Calls `run()` after absl parsed the flags; a bad-input error exits 1 with one line.
+
+    Every entry point (the run_* scripts and `python -m albert_tf.<tool>`) ends here. `errors`
+    adds a tool's own failure types (an export that failed its check) to the one-line ones.
+    """
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     # ConfigError, CheckpointMismatchError and TokenizerError are ValueErrors: nothing here
@@ -100,7 +120,7 @@ def run_script(name: str, argv: Sequence[str], run: Callable[[], Any]) -> None:
     except TrainingPreempted as e:  # its one line is logged; 143 (SIGTERM) / 130 (SIGINT)
         sys.exit(e.exit_status)
     except (NonFiniteLossError, CheckpointWaitTimeout, NotImplementedError, FileNotFoundError,
-            ValueError, WorkerLostError, OutputWriteError) as e:
+            ValueError, WorkerLostError, OutputWriteError, *errors) as e:
         logging.debug("traceback", exc_info=True)
         print(f"{name}: error: {e}", file=sys.stderr)
         sys.exit(1)

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
 
-import sys
-from typing import Sequence
-
-from absl import app, flags, logging
+from absl import flags
 
 from albert_tf import cli
+from albert_tf.flag_errors import checkpoint_error
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "Checkpoint to read: original TF1 prefix or directory, one "
@@ -40,29 +38,27 @@ flags.DEFINE_string("spm_model_file", None,
 flags.mark_flags_as_required(["input", "output", "to"])
 
 
-def main(argv: Sequence[str]) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    # TensorFlow only now.
+def run() -> None:
+    """The flags → `checkpoints.conversion.convert_checkpoint` (TensorFlow only now)."""
+    # pylint: disable=import-outside-toplevel
     from albert_tf.checkpoints import CheckpointMismatchError
     from albert_tf.checkpoints.conversion import convert_checkpoint
-    from albert_tf.cli import disk_full_exits
-    from albert_tf.finetuning.preflight import checkpoint_error
 
     try:
-        with disk_full_exits("convert"):  # one line, exit 1, nothing written
-            result = convert_checkpoint(FLAGS.input, FLAGS.output, FLAGS.to,
-                                        FLAGS.albert_config_file, FLAGS.head, FLAGS.spm_model_file)
-    except (ValueError, FileNotFoundError) as e:  # mismatches and config errors are ValueErrors
-        logging.debug("traceback", exc_info=True)
-        if isinstance(e, (CheckpointMismatchError, FileNotFoundError)):  # the input's fault
-            e = checkpoint_error("input", FLAGS.input, e)
-        print(f"convert: error: {e}", file=sys.stderr)
-        sys.exit(1)
+        result = convert_checkpoint(FLAGS.input, FLAGS.output, FLAGS.to,
+                                    FLAGS.albert_config_file, FLAGS.head, FLAGS.spm_model_file)
+    except (CheckpointMismatchError, FileNotFoundError) as e:  # the input's fault: name the flag
+        raise checkpoint_error("input", FLAGS.input, e) from None
     print(f"{result.source_kind} ({result.head}) → {result.target}: {result.output}")
     print(result.report.summary())
     print(f"wrote {result.written} tensors")
 
 
+def console_main() -> None:
+    """`albert-convert` (console script) and `python -m albert_tf.convert`. A mismatch, an
+    unreadable input or a full disk: one line, exit 1, nothing written."""
+    cli.start("convert", run, __name__)
+
+
 if __name__ == "__main__":
-    app.run(main, flags_parser=cli.flags_parser("convert"))
+    console_main()

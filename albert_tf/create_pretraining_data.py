@@ -19,18 +19,14 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
-import os
-import sys
-
-from absl import app, flags, logging
+from absl import flags
 
 from albert_tf import cli
-from albert_tf.atomic_files import DiskFullError
 from albert_tf.data import features as F
 from albert_tf.data.documents import InputError
-from albert_tf.data.example_codec import decode_example
-from albert_tf.data.generation import GenerationOptions, generate
+from albert_tf.data.generation import GenerationOptions
 from albert_tf.data.masking import MaskingOptions
+from albert_tf.data.pretraining_data import create_pretraining_data
 from albert_tf.tokenization import COMMA_RULES, FullTokenizer, TokenizerError
 from albert_tf.training import flags as training_flags
 
@@ -78,13 +74,6 @@ _FLAG_NAMES = ("input_file", "output_file", "vocab_file", "spm_model_file", "do_
                "masked_lm_prob", "short_seq_prob", "dynamic_masking_records", "invalid_utf8", "spm_comma_rule")
 
 
-def default_num_workers() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def build_tokenizer() -> FullTokenizer:
     if not FLAGS.spm_model_file and not FLAGS.vocab_file:
         raise InputError("one of --spm_model_file (SentencePiece) or --vocab_file (WordPiece) is required")
@@ -96,88 +85,36 @@ def build_tokenizer() -> FullTokenizer:
         raise InputError(f"{flag}: {e}") from None
 
 
-def log_examples(path: str, tokenizer: FullTokenizer, count: int = 20) -> None:
-    """Logs the first instances of an output with tokens and features, as the original (§5.8)
-    does at INFO; here at --verbosity=1 (DEBUG), so they do not bury the progress lines."""
-    from albert_tf.data.tfrecord_io import read_records  # pylint: disable=import-outside-toplevel
-
-    if not logging.level_debug():
-        return
-    for i, record in enumerate(read_records(path, limit=count)):
-        features = decode_example(record)
-        real = sum(features["input_mask"])
-        logging.debug("*** Example %d ***", i)
-        logging.debug("tokens: %s", " ".join(tokenizer.convert_ids_to_tokens(features["input_ids"][:real])))
-        for name, values in features.items():
-            logging.debug("%s: %s", name, " ".join(str(v) for v in values))
-
-
-def main(argv: list[str]) -> int:
-    del argv
-    try:
-        tokenizer = build_tokenizer()
-        masking = MaskingOptions(
-            vocab_size=tokenizer.vocab_size, mask_id=tokenizer.mask_id, cls_id=tokenizer.cls_id,
-            sep_id=tokenizer.sep_id, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-            masked_lm_prob=FLAGS.masked_lm_prob, ngram=FLAGS.ngram,
-            favor_shorter_ngram=FLAGS.favor_shorter_ngram, do_whole_word_mask=FLAGS.do_whole_word_mask,
-            do_permutation=FLAGS.do_permutation)
-        options = GenerationOptions(
-            max_seq_length=FLAGS.max_seq_length, dupe_factor=FLAGS.dupe_factor,
-            short_seq_prob=FLAGS.short_seq_prob, random_next_sentence=FLAGS.random_next_sentence,
-            sentence_prediction=FLAGS.sentence_prediction,
-            skip_single_sentence_chunks=FLAGS.skip_single_sentence_chunks,
-            random_seed=FLAGS.random_seed, do_lower_case=FLAGS.do_lower_case,
-            record_kind=F.DYNAMIC if FLAGS.dynamic_masking_records else F.STATIC, masking=masking)
-        outputs = [p.strip() for p in FLAGS.output_file.split(",") if p.strip()]
-        if not outputs:
-            raise InputError("--output_file is empty")
-        num_workers = FLAGS.num_workers or default_num_workers()
-        logging.info("*** Reading from input files (%d workers) ***", num_workers)
-        result = generate(FLAGS.input_file, outputs, tokenizer, options, num_workers=num_workers,
-                          invalid_utf8=FLAGS.invalid_utf8, log=logging.info,
-                          flags_used={name: FLAGS[name].value for name in _FLAG_NAMES})
-    except ValueError as e:  # InputError, bad option values
-        return _error(str(e))
-    except DiskFullError:  # one line by cli.disk_full_exits
-        raise
-    except OSError as e:
-        return _error(f"{getattr(e, 'filename', '') or 'I/O error'}: {e.strerror or e}")
-    log_examples(outputs[0], tokenizer)
-    stats = result.input
-    for path in stats.empty_files:
-        logging.warning("skipped empty input file %s", path)
-    if stats.invalid_utf8_lines:
-        logging.warning("skipped %d line(s) that were not valid UTF-8", stats.invalid_utf8_lines)
-    if result.single_sentence_documents:
-        logging.info("%d single-sentence document(s): their segment B comes from a random document "
-                     "(label 1, faithfulness Q10)", result.single_sentence_documents)
-    logging.info("Wrote %d total instances (%s) in %.1fs: %.0f instances/s; labels: %d in order, %d swapped/random",
-                 result.instances, ", ".join(f"{p}: {n}" for p, n in zip(outputs, result.per_output)),
-                 result.seconds, result.instances / max(result.seconds, 1e-9),
-                 result.label_counts[0], result.label_counts[1])
-    return 0
-
-
-def _error(message: str) -> int:
-    """Bad input: one line on stderr, exit status 1."""
-    print(f"create_pretraining_data: error: {message}", file=sys.stderr)
-    return 1
-
-
-def _main_with_exits(argv: list[str]) -> None:
-    with cli.disk_full_exits("create_pretraining_data"):
-        status = main(argv)
-    sys.exit(status)
-
-
 def run() -> None:
+    """The flags → `data.pretraining_data.create_pretraining_data`."""
+    tokenizer = build_tokenizer()
+    masking = MaskingOptions(
+        vocab_size=tokenizer.vocab_size, mask_id=tokenizer.mask_id, cls_id=tokenizer.cls_id,
+        sep_id=tokenizer.sep_id, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+        masked_lm_prob=FLAGS.masked_lm_prob, ngram=FLAGS.ngram,
+        favor_shorter_ngram=FLAGS.favor_shorter_ngram, do_whole_word_mask=FLAGS.do_whole_word_mask,
+        do_permutation=FLAGS.do_permutation)
+    options = GenerationOptions(
+        max_seq_length=FLAGS.max_seq_length, dupe_factor=FLAGS.dupe_factor,
+        short_seq_prob=FLAGS.short_seq_prob, random_next_sentence=FLAGS.random_next_sentence,
+        sentence_prediction=FLAGS.sentence_prediction,
+        skip_single_sentence_chunks=FLAGS.skip_single_sentence_chunks,
+        random_seed=FLAGS.random_seed, do_lower_case=FLAGS.do_lower_case,
+        record_kind=F.DYNAMIC if FLAGS.dynamic_masking_records else F.STATIC, masking=masking)
+    create_pretraining_data(FLAGS.input_file, FLAGS.output_file, tokenizer, options,
+                            FLAGS.num_workers, FLAGS.invalid_utf8,
+                            {name: FLAGS[name].value for name in _FLAG_NAMES})
+
+
+def console_main() -> None:
+    """`albert-create-pretraining-data` (console script), `python -m
+    albert_tf.create_pretraining_data`. Bad input, a bad option value or a full disk: one line,
+    exit 1, nothing written."""
     flags.mark_flags_as_required(["input_file", "output_file"])
     training_flags.register_float_validators({"masked_lm_prob": training_flags.PROBABILITY,
                                               "short_seq_prob": training_flags.PROBABILITY})
-    app.run(_main_with_exits,
-            flags_parser=cli.flags_parser("create_pretraining_data"))
+    cli.start("create_pretraining_data", run, __name__)
 
 
 if __name__ == "__main__":
-    run()
+    console_main()

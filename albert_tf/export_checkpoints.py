@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
 
-import sys
-from typing import Sequence
-
-from absl import app, flags, logging
+from absl import flags
 
 from albert_tf import cli
 
@@ -32,20 +29,21 @@ flags.DEFINE_string("export_path", None, "Prefix of the checkpoint to write.")
 flags.mark_flags_as_required(["albert_directory", "export_path"])
 
 
-def main(argv: Sequence[str]) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    from albert_tf.checkpoints.conversion import export_model_checkpoint  # TensorFlow only now
+def run() -> None:
+    """The flags → `checkpoints.conversion.export_model_checkpoint` (TensorFlow only now)."""
+    from albert_tf.checkpoints.conversion import export_model_checkpoint  # pylint: disable=C0415
 
-    try:
-        path = export_model_checkpoint(FLAGS.albert_directory, FLAGS.checkpoint_name,
-                                       FLAGS.export_path)
-    except (ValueError, FileNotFoundError) as e:  # config and checkpoint errors are ValueErrors
-        logging.debug("traceback", exc_info=True)
-        print(f"export_checkpoints: error: {e}", file=sys.stderr)
-        sys.exit(1)
+    path = export_model_checkpoint(FLAGS.albert_directory, FLAGS.checkpoint_name,
+                                   FLAGS.export_path)
     print(f"wrote {path}")
 
 
+def console_main() -> None:
+    """`albert-export-checkpoints` (console script) and `python -m
+    albert_tf.export_checkpoints`. A config or checkpoint error: one line, exit 1, nothing
+    written (`cli.run_script`)."""
+    cli.start("export_checkpoints", run, __name__)
+
+
 if __name__ == "__main__":
-    app.run(main, flags_parser=cli.flags_parser("export_checkpoints"))
+    console_main()

@@ -1,7 +1,7 @@
 """Length-bucketed vs static-padded fine-tuning: `run_classifier.py` train and eval examples/s
 on an MRPC-length corpus task, and the dev accuracy both reach (issue 15, acceptance 1).
 
-The task is the corpus paraphrase task (`albert_tf.glue.corpus_task`) resampled so that its
+The task is the corpus paraphrase task (`albert_tf.corpus.glue_task`) resampled so that its
 pairs' token lengths ([CLS] a [SEP] b [SEP], with the run's SentencePiece model) follow MRPC's:
 a normal distribution of mean 53 and standard deviation 15 tokens, cut to [16, 125] (MRPC's
 pairs under ALBERT's 30k vocabulary average ≈ 53 tokens, almost all under 110; the real
@@ -42,7 +42,7 @@ sys.path.insert(0, REPO)
 from albert_tf.config import AlbertConfig  # noqa: E402
 from albert_tf.corpus import build_corpus, train_tiny_spm  # noqa: E402
 from albert_tf.corpus.documents import read_documents  # noqa: E402
-from albert_tf.glue.corpus_task import MRPC_HEADER, TEST_HEADER, make_pairs  # noqa: E402
+from albert_tf.corpus.glue_task import MRPC_HEADER, TEST_HEADER, make_pairs  # noqa: E402
 from albert_tf.tokenization import FullTokenizer  # noqa: E402
 
 MAX_SEQ_LENGTH = 128

@@ -58,7 +58,7 @@ import keras  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from albert_tf.config import AlbertConfig  # noqa: E402
 from albert_tf.models import AlbertEncoder, AlbertPretrainer  # noqa: E402
-from albert_tf.training.hardware import (  # noqa: E402
+from albert_tf.hardware import (  # noqa: E402
     cpu_bf16_units, describe_bf16_support, predict_jit_compile)
 
 

@@ -96,7 +96,7 @@ def hf_directory(workdir: str, layers: int):
 def our_exports(workdir: str, hf_dir: str, seq: int) -> dict[str, str]:
     """fp32 export (serving/, TFLite fp32, OpenVINO IR), bf16 export (serving/, OpenVINO IR) and
     a dynamic-int8 TFLite file, converted from the HF directory by the export code."""
-    from albert_tf.export_tfhub import export_encoder
+    from albert_tf.export.tfhub import export_encoder
     from albert_tf.finetuning.model_source import task_config
 
     config = task_config(None, None, hf_dir)

@@ -46,7 +46,7 @@ from albert_tf.glue.export import classifier_outputs, export_classifier  # noqa:
 from albert_tf.models.classifier import AlbertClassifier  # noqa: E402
 from albert_tf.models.span_labeler import AlbertSpanLabeler  # noqa: E402
 from albert_tf.squad.export import SAVED_MODEL_DIR, export_squad_v1  # noqa: E402
-from albert_tf.training.choices import TFLITE_QUANTIZATIONS  # noqa: E402
+from albert_tf.export.choices import TFLITE_QUANTIZATIONS  # noqa: E402
 
 
 def _serialized_example(inputs: dict[str, np.ndarray]) -> bytes:

@@ -22,8 +22,8 @@ _EXPORTS = r"""
 import sys
 from albert_tf import AlbertConfig
 from albert_tf.checkpoints.conversion import convert_checkpoint
-from albert_tf.export_tfhub import export_encoder, export_preprocessing
-from albert_tf.plot_curves import plot, read_scalars
+from albert_tf.export.tfhub import export_encoder, export_preprocessing
+from albert_tf.experiments.curves import plot, read_scalars
 
 config_file, out, seq = sys.argv[1], sys.argv[2], int(sys.argv[3])
 spm = f"{out}/spm.model"
@@ -60,7 +60,7 @@ def test_every_output_is_0644_and_every_directory_0755(tmp_path):
           "--num_train_steps=2", "--num_warmup_steps=1", "--learning_rate=1e-3",
           "--save_checkpoints_steps=2", "--iterations_per_loop=1", "--log_steps=1", "--do_eval",
           "--eval_batch_size=8", "--max_eval_steps=1"])
-    _run(["-m", "albert_tf.glue.make_corpus_task", f"--output_dir={out}/glue",
+    _run(["-m", "albert_tf.corpus.make_glue_task", f"--output_dir={out}/glue",
           f"--corpus={out}/corpus.txt", "--num_train=16", "--num_dev=8", "--num_test=8"])
     _run(["run_classifier.py", *common, "--task_name=MRPC", f"--data_dir={out}/glue",
           f"--output_dir={out}/mrpc", f"--spm_model_file={out}/spm.model",

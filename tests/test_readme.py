@@ -20,7 +20,7 @@ the exact text (each must match, so a README change cannot silently skip one):
 - `make test` is not run here: it is the suite this test is part of (CI runs it);
 - `pip install` / `hf download` (network) are replaced by writing the stand-in directory.
 Every block of the README must have an entry in `SECTIONS`, so a new block cannot go
-untested. The ```text block (Layout) is checked instead: every path it names exists.
+untested. The ```text block (Architecture) is checked instead: every path it names exists.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ SECTIONS: dict[str, Section] = {
                                     "PAPER_DIR=$PWD/paper_output PAPER_TABLES=2 "
                                     "PAPER_FLAGS=--budget=tiny") + " "),
     )),
-    "Layout": Section(),
+    "Architecture": Section(),
 }
 
 # ----- the files the README says the reader has (tiny stand-ins) -----
@@ -222,15 +222,15 @@ def test_every_block_has_a_test():
 
 
 def test_layout_names_existing_paths():
-    """The Layout block's file and folder names exist (indented lines: under albert_tf/)."""
-    (language, layout), = readme_sections()["Layout"]
+    """The Architecture block's file and folder names exist (indented lines: under albert_tf/)."""
+    (language, layout), = readme_sections()["Architecture"]
     assert language == "text"
     checked = 0
     for line in layout.splitlines():
         names = re.split(r"\s{3,}", line.strip())[0]  # the description follows 3+ spaces
         under = "albert_tf" if line.startswith("  ") else ""
         for name in re.findall(r"[\w.]+/|\w+\.py", names):
-            assert os.path.exists(os.path.join(REPO, under, name)), f"Layout: no {under}/{name}"
+            assert os.path.exists(os.path.join(REPO, under, name)), f"Architecture: no {under}/{name}"
             checked += 1
     assert checked >= 15
 
@@ -245,7 +245,7 @@ def substituted(heading: str, blocks: list[tuple[str, str]]) -> list[tuple[str, 
     return [(language, code) for (language, _), code in zip(blocks, out)]
 
 
-@pytest.mark.parametrize("heading", [h for h in SECTIONS if h != "Layout"])
+@pytest.mark.parametrize("heading", [h for h in SECTIONS if h != "Architecture"])
 def test_readme_section_runs(heading, tmp_path):
     blocks = substituted(heading, readme_sections()[heading])
     bin_dir = tmp_path / ".bin"

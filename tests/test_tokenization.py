@@ -10,7 +10,7 @@ import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
 from albert_tf import tokenization as T
-from albert_tf.train_sentencepiece import special_ids, train_sentencepiece
+from albert_tf.data.sentencepiece import special_ids, train_sentencepiece
 from tests.text_assets import text_assets  # noqa: F401  (session fixture)
 
 NORMAL, UNKNOWN, CONTROL = 1, 2, 3

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
-from absl import app, flags, logging
+from absl import flags, logging
 
 from albert_tf import cli
 from albert_tf.corpus import build_corpus, train_tiny_spm
@@ -20,8 +20,8 @@ flags.mark_flag_as_required("output")
 FLAGS = flags.FLAGS
 
 
-def main(argv: list[str]) -> None:
-    del argv
+def run() -> None:
+    """The flags → the library call (bad input: one line, exit 1, via `cli.start`)."""
     stats = build_corpus(FLAGS.output, FLAGS.max_documents)
     logging.info("wrote %s: %d documents, %d sentences, %d words",
                  stats.path, stats.documents, stats.sentences, stats.words)
@@ -31,4 +31,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main, flags_parser=cli.flags_parser("albert_tf.corpus.build"))
+    cli.start("albert_tf.corpus.build", run, __name__)

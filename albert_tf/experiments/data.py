@@ -6,7 +6,7 @@ itself, run as a process: it is TensorFlow-free and starts in a fraction of a se
 documents (never pretrained on) give the evaluation sets: SOP and NSP pairs without the
 one-sentence chunks whose B is random in every task (`--skip_single_sentence_chunks`), and
 "none" pairs (text order) for held-out masked-LM accuracy. The GLUE-format corpus task
-(`albert_tf.glue.corpus_task`, MRPC layout) is the downstream task.
+(`albert_tf.corpus.glue_task`, MRPC layout) is the downstream task.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def prepare_data(directory: str, budget: Budget, log: Callable[[str], None]) -> 
             return ExperimentData(**json.load(f))
     # pylint: disable=import-outside-toplevel
     from albert_tf.corpus import build_corpus, train_tiny_spm
-    from albert_tf.glue.corpus_task import build_corpus_task
+    from albert_tf.corpus.glue_task import build_corpus_task
 
     os.makedirs(directory, exist_ok=True)
     corpus = os.path.join(directory, "corpus.txt")

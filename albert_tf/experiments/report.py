@@ -89,7 +89,7 @@ def setup_lines(budget: Budget, data: ExperimentData | None) -> list[str]:
         f"decay; the same budget, schedule and data order for every model of a table; seeds "
         f"{', '.join(map(str, budget.seeds))} (Tables 3–4: seed {budget.seeds[0]}).",
         f"- Fine-tuning (`run_classifier.py`'s code path, in-process) on the corpus task (MRPC "
-        f"layout, `albert_tf.glue.corpus_task`: is b a condensed copy of a, or a sentence of "
+        f"layout, `albert_tf.corpus.glue_task`: is b a condensed copy of a, or a sentence of "
         f"another document?): {budget.finetune_steps} steps of batch {budget.finetune_batch}, "
         f"AdamW, learning rate {budget.finetune_learning_rate:g}; accuracy on "
         f"{budget.glue_dev} dev pairs (from documents of their own).",

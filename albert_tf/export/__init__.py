@@ -1,9 +1,26 @@
-"""TF-Hub-style SavedModel exports (encoder, MLM, preprocessing) and loading them back."""
+"""Every serving format: TF-Hub-style SavedModel exports (encoder, MLM, preprocessing), their
+serving artifacts (frozen graph, TFLite, OpenVINO IR), and one loader for all of them.
 
-from albert_tf.export.encoder_export import save_encoder_export
-from albert_tf.export.loading import HubEncoder, is_encoder_export, load_export_config
-from albert_tf.export.preprocessing import AlbertPreprocessor, save_preprocessing_export
-from albert_tf.export.serving import load_serving
+`export_tfhub`'s library half is `albert_tf.export.tfhub`; the choices the exports accept are
+`albert_tf.export.choices`. Names are imported on first use, so `albert_tf.export.choices`
+(the scripts' --tflite_quantization flag) loads without TensorFlow.
+"""
 
-__all__ = ["AlbertPreprocessor", "HubEncoder", "is_encoder_export", "load_export_config",
-           "load_serving", "save_encoder_export", "save_preprocessing_export"]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "save_encoder_export": "encoder_export",
+    "HubEncoder": "loading", "is_encoder_export": "loading", "load_export_config": "loading",
+    "AlbertPreprocessor": "preprocessing", "save_preprocessing_export": "preprocessing",
+    "load_serving": "serving",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"albert_tf.export.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'albert_tf.export' has no attribute {name!r}")

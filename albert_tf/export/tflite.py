@@ -25,8 +25,8 @@ from tensorflow.python.framework.convert_to_constants import (  # no public equi
     convert_variables_to_constants_v2)
 
 from albert_tf.atomic_files import atomic_file
-from albert_tf.finetuning.records import FEATURE_TO_INPUT
-from albert_tf.training.choices import TFLITE_QUANTIZATIONS
+from albert_tf.export.choices import TFLITE_QUANTIZATIONS
+from albert_tf.models.encoder import FEATURE_TO_INPUT
 
 TFLITE_FILE = "albert_model.tflite"  # the original's SQuAD v1 file name (§9.8)
 # The original's export input names (its records' names), in order: int32 [1, S].

@@ -13,7 +13,7 @@ order and the padding dropped, so row order is the input order. The step is trac
 with the batch and sequence axes left open, so batches of different padded lengths (length
 buckets) reuse it; with `jit_compile` the model call is XLA-compiled (once per padded length).
 `jit_compile=None` decides at the first run from the dtype, the CPU and the number of batches
-and padded lengths (`training.hardware.predict_jit_compile`), as the fine-tuning runs do.
+and padded lengths (`hardware.predict_jit_compile`), as the fine-tuning runs do.
 On several workers each worker predicts the whole dataset it is given.
 Length-bucketed datasets (`bucketing.LengthBuckets.eval_batches`) reorder the examples and
 tag each with its file position; the results are put back in file order.
@@ -36,7 +36,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.finetuning.bucketing import restore_order
-from albert_tf.training.hardware import predict_jit_compile
+from albert_tf.hardware import predict_jit_compile
 
 
 def open_signature(spec: Any) -> Any:

@@ -19,11 +19,11 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import random
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from albert_tf.config import AlbertConfig
+from albert_tf.flag_errors import checkpoint_errors
 from albert_tf.tokenization import FullTokenizer
 
 
@@ -73,28 +73,6 @@ def check_vocab_fits(config: AlbertConfig, tokenizer: FullTokenizer, opts: Any) 
             f"index past the embedding table; use the config and vocabulary of one model")
 
 
-def checkpoint_error(flag: str, path: str, error: Exception) -> PreflightError:
-    """One line `--flag=path: what is wrong` (the loaders' messages name the file they read)."""
-    text = str(error).strip()
-    message = text.splitlines()[0] if text else type(error).__name__
-    if message.startswith(f"{path}: "):
-        message = message[len(path) + 2:]
-    return PreflightError(f"--{flag}={path}: {message}")
-
-
-@contextlib.contextmanager
-def checkpoint_errors(flag: str, path: str) -> Iterator[None]:
-    """Re-raises what reading the checkpoint `path` of `--flag` fails with (missing, corrupt,
-    mismatched) as one PreflightError line naming the flag."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
-
-    try:
-        yield
-    except (FileNotFoundError, ValueError, tf.errors.OpError) as e:
-        # ValueError: CheckpointMismatchError, CheckpointFileError (an unreadable file).
-        raise checkpoint_error(flag, path, e) from None
-
-
 def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
                           check: Callable[[Any, str], Any] | None = None,
                           flag: str = "init_checkpoint") -> None:
@@ -117,7 +95,7 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
 
     if check is None:
         from albert_tf.finetuning.warm_start import check_initial_weights as check
-    with checkpoint_errors(flag, path):
+    with checkpoint_errors(flag, path, PreflightError):
         checkpoint_kind(path)  # a missing or unreadable path fails before any model is built
     # Variables without values: no weights are allocated. Keras draws each initializer's
     # seed from Python's `random`; its state is put back so the run's own model is
@@ -126,7 +104,7 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
     try:
         with tf.Graph().as_default():
             model = build_model()
-            with checkpoint_errors(flag, path):
+            with checkpoint_errors(flag, path, PreflightError):
                 check(model, path)
     finally:
         random.setstate(random_state)

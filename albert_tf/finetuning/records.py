@@ -24,10 +24,8 @@ import tensorflow as tf
 from albert_tf.data.example_codec import encode_examples
 from albert_tf.data.tfrecord_io import AtomicTFRecordWriter
 from albert_tf.finetuning.bucketing import LengthBuckets
+from albert_tf.models.encoder import FEATURE_TO_INPUT
 
-# Original feature name → the model's input name (TF-Hub encoder convention).
-FEATURE_TO_INPUT = {"input_ids": "input_word_ids", "input_mask": "input_mask",
-                    "segment_ids": "input_type_ids"}
 INPUT_FEATURES = tuple(FEATURE_TO_INPUT)
 _CHUNK = 1000
 

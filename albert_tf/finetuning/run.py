@@ -273,7 +273,7 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
         self.evaluator = CheckpointEvaluator(opts.output_dir, plan.metric_key,
                                              self.evaluate_current, self.trainer.restore_model)
         # The prediction graph (plain or XLA) is chosen at the first prediction, by dtype,
-        # CPU and the run's size (`training.hardware.predict_jit_compile`).
+        # CPU and the run's size (`hardware.predict_jit_compile`).
         self.predictor = Predictor(self.trainer.model, self.trainer.strategy,
                                    plan.predict_outputs, plan.model_inputs, jit_compile=None,
                                    dtype=opts.dtype,

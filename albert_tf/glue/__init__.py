@@ -5,9 +5,9 @@ TSV files, with `tsv`), `features`, `records`, `modeling`, `metrics`, `runner`, 
 `submission`. The TensorFlow-free parts (examples, TSV, features, metrics, submission) import
 eagerly. Imported
 on demand: `runner` (`run(GlueRunOptions(...))`, behind run_classifier.py), `records` (feature
-TFRecords and their cache), `modeling` (classifier and loss), `export`, and `corpus_task` (a
-learnable MRPC-format task from the built-in corpus; CLI: `python -m
-albert_tf.glue.make_corpus_task`). The task-independent plumbing (checkpoint evaluation,
+TFRecords and their cache), `modeling` (classifier and loss) and `export`. The learnable
+MRPC-format demo task lives beside the built-in corpus (`albert_tf.corpus.glue_task`; CLI:
+`python -m albert_tf.corpus.make_glue_task`). The task-independent plumbing (checkpoint evaluation,
 inference, warm start, the run phases) is `albert_tf.finetuning`.
 
 Example:

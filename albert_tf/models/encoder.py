@@ -13,6 +13,9 @@ from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.transformer import SharedTransformerStack
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+# The original's feature names (its TFRecords, its TFLite export's inputs) → the model's input
+# names, in the same order (faithfulness §8.3, §9.8).
+FEATURE_TO_INPUT = dict(zip(("input_ids", "input_mask", "segment_ids"), INPUT_NAMES))
 
 
 def encoder_inputs() -> dict[str, keras.KerasTensor]:

@@ -11,9 +11,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import tensorflow as tf
 
-# Original feature name → the model's input name (TF-Hub encoder convention).
-FEATURE_TO_INPUT = {"input_ids": "input_word_ids", "input_mask": "input_mask",
-                    "segment_ids": "input_type_ids", "masked_lm_positions": "masked_lm_positions"}
+from albert_tf.models.encoder import FEATURE_TO_INPUT as ENCODER_FEATURE_TO_INPUT
+
+# Original feature name → the pretrainer's input name (the encoder's, plus the MLM positions).
+FEATURE_TO_INPUT = {**ENCODER_FEATURE_TO_INPUT, "masked_lm_positions": "masked_lm_positions"}
 LABEL_FEATURES = ("masked_lm_ids", "masked_lm_weights", "next_sentence_labels")
 
 

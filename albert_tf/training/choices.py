@@ -6,5 +6,3 @@ DTYPE_POLICIES = {"float32": "float32", "float16": "mixed_float16", "bfloat16": 
 OPTIMIZER_NAMES = ("lamb", "adamw")
 # --clip_norm_mode: how the global norm counts the embedding-lookup gradients (Q35).
 CLIP_NORM_MODES = ("original", "dense")
-# --tflite_quantization of the TFLite exports (run_classifier, run_squad --export_dir).
-TFLITE_QUANTIZATIONS = ("none", "dynamic_int8", "float16")

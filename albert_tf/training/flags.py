@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Mapping
 
 from absl import flags, logging
 
-from albert_tf.training.choices import (CLIP_NORM_MODES, DTYPE_POLICIES, STRATEGIES,
-                                        TFLITE_QUANTIZATIONS)
+from albert_tf.export.choices import TFLITE_QUANTIZATIONS
+from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES, STRATEGIES
 
 if TYPE_CHECKING:
     import tensorflow as tf

@@ -27,8 +27,9 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf import hardware
 from albert_tf.models.recompute import enable_recompute
-from albert_tf.training import distribute, hardware, preemption
+from albert_tf.training import distribute, preemption
 from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES
 from albert_tf.training.checkpoint_eval import RESULTS_FILE, write_eval_results
 from albert_tf.training.checkpointing import TrainingCheckpoint, restore_model

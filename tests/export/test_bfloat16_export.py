@@ -15,6 +15,7 @@ import tensorflow as tf
 from absl import flags
 
 from albert_tf import checkpoints, export_tfhub
+from albert_tf.export import tfhub
 from albert_tf.models import AlbertPretrainer
 from tests.conftest import random_inputs, tiny_config
 
@@ -81,4 +82,4 @@ def test_export_dtype_is_a_checked_choice():
     with pytest.raises(flags.IllegalFlagValueError, match="float32|bfloat16"):
         flags.FLAGS["dtype"].parse("float16")
     with pytest.raises(ValueError, match="dtype must be one of float32, bfloat16"):
-        export_tfhub.export_encoder(tiny_config(), None, "unused", None, True, False, "float16")
+        tfhub.export_encoder(tiny_config(), None, "unused", None, True, False, "float16")

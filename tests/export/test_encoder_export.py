@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from albert_tf import checkpoints
 from albert_tf.export import HubEncoder
-from albert_tf.export_tfhub import ExportError, export_encoder
+from albert_tf.export.tfhub import ExportError, export_encoder
 from albert_tf.models import AlbertClassifier, AlbertPretrainer
 from tests.conftest import random_inputs, tiny_config
 from tests.text_assets import text_assets  # noqa: F401  (session fixture)
@@ -187,9 +187,9 @@ def test_export_refuses_an_existing_path_and_leaves_no_partial_directory(exporte
     destination = tmp_path / "never"
     other = AlbertPretrainer(tiny_config(hidden_size=48, intermediate_size=96))
     bad = checkpoints.save_original_checkpoint(other, str(tmp_path / "bad" / "model.ckpt"))
-    from albert_tf.finetuning.preflight import PreflightError
+    from albert_tf.flag_errors import FlagValueError
 
-    with pytest.raises(PreflightError, match=r"^--checkpoint=.*/bad/model.ckpt: checkpoint does "
+    with pytest.raises(FlagValueError, match=r"^--checkpoint=.*/bad/model.ckpt: checkpoint does "
                        r"not match AlbertPretrainer; shape mismatches \(24\)"):
         export_encoder(pretrainer.config, bad, str(destination), None, True, False)
     assert not destination.exists()
@@ -199,7 +199,7 @@ def test_export_refuses_an_existing_path_and_leaves_no_partial_directory(exporte
 def test_original_export_flags_and_hf_directories_resolve_their_files(tmp_path):
     """--albert_directory as the released tarballs (faithfulness §11.1), and an HF directory
     as --checkpoint: config, checkpoint and SentencePiece model come from the directory."""
-    from albert_tf.export_tfhub import resolve_sources
+    from albert_tf.export.tfhub import resolve_sources
 
     tarball = tmp_path / "albert_base"
     tarball.mkdir()

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.export import AlbertPreprocessor
-from albert_tf.export_tfhub import export_preprocessing
+from albert_tf.export.tfhub import export_preprocessing
 from albert_tf.glue.features import pack_tokens, truncate_seq_pair
 from albert_tf.tokenization import FullTokenizer, preprocess_text
 from tests.text_assets import text_assets  # noqa: F401  (session fixture)

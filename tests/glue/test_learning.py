@@ -1,4 +1,4 @@
-"""Learning on a GLUE-format task built from the built-in corpus (albert_tf.glue.corpus_task):
+"""Learning on a GLUE-format task built from the built-in corpus (albert_tf.corpus.glue_task):
 fine-tuned from a tiny checkpoint pretrained by run_pretraining (every encoder variable
 restored, count logged) it reaches ≥ 0.8 dev accuracy in 400 steps and beats random init at
 equal steps; evaluated again under --dtype=bfloat16 its dev accuracy stays within 0.5 point,
@@ -20,7 +20,7 @@ import sys
 import keras
 import pytest
 
-from albert_tf.glue.corpus_task import build_corpus_task
+from albert_tf.corpus.glue_task import build_corpus_task
 from albert_tf.glue.runner import GlueRunOptions, run
 from tests.conftest import tiny_config
 from tests.training import processes
@@ -111,7 +111,7 @@ def test_fine_tuning_an_export_matches_its_checkpoint(learning_run, caplog):
     (wrong or frozen encoder weights) falls toward the random-init accuracy, which the test above
     shows is clearly lower."""
     from albert_tf import AlbertConfig
-    from albert_tf.export_tfhub import export_encoder
+    from albert_tf.export.tfhub import export_encoder
 
     root, config, _, spm_model, _ = learning_run
     checkpoint = pretrained_checkpoint(learning_run)

@@ -15,7 +15,7 @@ import tensorflow as tf
 from albert_tf import AlbertConfig
 from albert_tf.checkpoints import save_original_checkpoint
 from albert_tf.glue import GlueProcessor, get_task, read_submission
-from albert_tf.glue.corpus_task import build_corpus_task
+from albert_tf.corpus.glue_task import build_corpus_task
 from albert_tf.glue.runner import GlueRunOptions, run
 from albert_tf.models import AlbertPretrainer
 

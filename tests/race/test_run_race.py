@@ -173,7 +173,7 @@ def test_eval_only_from_an_original_checkpoint(config_file, spm_model, tmp_path,
 
 def test_fine_tunes_an_encoder_export(config_file, spm_model, tmp_path):
     """--albert_hub_module_handle: config and tokenizer from the export, its variables train."""
-    from albert_tf.export_tfhub import export_encoder
+    from albert_tf.export.tfhub import export_encoder
 
     config = AlbertConfig.from_json_file(config_file)
     handle = export_encoder(config, None, str(tmp_path / "export"), spm_model, True, False)

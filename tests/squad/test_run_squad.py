@@ -165,7 +165,7 @@ def test_cli_reports_bad_input_in_one_line(config_file, spm_model, tmp_path):
 
 def test_v1_fine_tunes_an_encoder_export(config_file, spm_model, tmp_path, caplog):
     """--albert_hub_module_handle: config and tokenizer come from the export, its variables train."""
-    from albert_tf.export_tfhub import export_encoder
+    from albert_tf.export.tfhub import export_encoder
 
     config = AlbertConfig.from_json_file(config_file)
     pretrainer = AlbertPretrainer(config)

@@ -8,7 +8,7 @@ import sys
 import keras
 
 from albert_tf import AlbertConfig
-from albert_tf.race.corpus_task import (NEXT_QUESTION, PHRASE_CLOZE, PHRASE_QUESTION,
+from albert_tf.corpus.race_task import (NEXT_QUESTION, PHRASE_CLOZE, PHRASE_QUESTION,
                                         build_race_corpus_task)
 from albert_tf.race.examples import read_race_split, validate_article
 from albert_tf.race.runner import RaceRunOptions, run
@@ -54,7 +54,7 @@ def test_phrase_task_files(text_assets, tmp_path):
 
 def test_next_sentence_task_and_cli(text_assets, tmp_path):
     completed = subprocess.run(
-        [sys.executable, "-m", "albert_tf.race.make_corpus_task", f"--output_dir={tmp_path}",
+        [sys.executable, "-m", "albert_tf.corpus.make_race_task", f"--output_dir={tmp_path}",
          f"--corpus={text_assets.corpus}", "--kind=next_sentence", "--num_train=8",
          "--num_dev=4", "--num_test=4"], capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr

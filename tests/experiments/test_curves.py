@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import pytest
 import tensorflow as tf
 
-from albert_tf.plot_curves import draw, plot, read_scalars
+from albert_tf.experiments.curves import draw, plot, read_scalars
 from albert_tf.training.summaries import write_scalars
 
 TAGS = ["loss", "masked_lm_accuracy", "sentence_order_accuracy"]

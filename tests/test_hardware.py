@@ -1,6 +1,6 @@
 """bf16 units read from /proc/cpuinfo text (x86 and Arm), and the prediction graph table."""
 
-from albert_tf.training import hardware
+from albert_tf import hardware
 from albert_tf.training.choices import DTYPE_POLICIES
 
 AMD_AVX2 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 fma bmi2\n"

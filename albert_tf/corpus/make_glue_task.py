@@ -1,17 +1,15 @@
-"""`python -m albert_tf.glue.make_corpus_task --output_dir=DIR`: writes the learnable
-MRPC-format task of `albert_tf.glue.corpus_task` (built from the built-in corpus by default).
+"""`python -m albert_tf.corpus.make_glue_task --output_dir=DIR`: writes the learnable
+MRPC-format task of `albert_tf.corpus.glue_task` (built from the built-in corpus by default).
 """
 
 from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
-from typing import Sequence
-
 from absl import app, flags
 
 from albert_tf import cli
-from albert_tf.glue.corpus_task import KINDS, build_corpus_task
+from albert_tf.corpus.glue_task import KINDS, build_corpus_task
 
 flags.DEFINE_string("output_dir", None, "GLUE data_dir to write (MRPC/ inside).")
 flags.DEFINE_string("corpus", None, "Corpus file (default: the built-in corpus).")
@@ -19,13 +17,12 @@ flags.DEFINE_integer("num_train", 8000, "Training pairs.", lower_bound=2)
 flags.DEFINE_integer("num_dev", 400, "Dev pairs.", lower_bound=2)
 flags.DEFINE_integer("num_test", 400, "Test pairs.", lower_bound=2)
 flags.DEFINE_integer("seed", 12345, "Random seed.")
-flags.DEFINE_enum("kind", "paraphrase", list(KINDS), "Which task (see corpus_task.make_pairs).")
+flags.DEFINE_enum("kind", "paraphrase", list(KINDS), "Which task (see albert_tf.corpus.glue_task.make_pairs).")
 flags.DEFINE_integer("max_documents", None, "Use only the first N documents of the built-in corpus.")
 
 
-def main(argv: Sequence[str]) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+def run() -> None:
+    """The flags → the library call (bad input: one line, exit 1, via `cli.start`)."""
     FLAGS = flags.FLAGS
     if not FLAGS.output_dir:
         raise app.UsageError("--output_dir is required")
@@ -34,4 +31,4 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main, flags_parser=cli.flags_parser("albert_tf.glue.make_corpus_task"))
+    cli.start("albert_tf.corpus.make_glue_task", run, __name__)

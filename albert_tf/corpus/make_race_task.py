@@ -1,17 +1,15 @@
-"""`python -m albert_tf.race.make_corpus_task --output_dir=DIR`: writes the learnable
-RACE-format task of `albert_tf.race.corpus_task` (from the built-in corpus by default).
+"""`python -m albert_tf.corpus.make_race_task --output_dir=DIR`: writes the learnable
+RACE-format task of `albert_tf.corpus.race_task` (from the built-in corpus by default).
 """
 
 from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
-from typing import Sequence
-
-from absl import app, flags
+from absl import flags
 
 from albert_tf import cli
-from albert_tf.race.corpus_task import KINDS, build_race_corpus_task
+from albert_tf.corpus.race_task import KINDS, build_race_corpus_task
 
 flags.DEFINE_string("output_dir", None, "RACE data_dir to write (RACE/ inside).")
 flags.DEFINE_string("corpus", None, "Corpus file (default: the built-in corpus).")
@@ -31,9 +29,8 @@ flags.DEFINE_integer("max_article_words", 28,
 flags.mark_flag_as_required("output_dir")
 
 
-def main(argv: Sequence[str]) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+def run() -> None:
+    """The flags → the library call (bad input: one line, exit 1, via `cli.start`)."""
     f = flags.FLAGS
     counts = build_race_corpus_task(
         f.output_dir, f.corpus, f.num_train, f.num_dev, f.num_test, f.seed, f.max_documents,
@@ -45,4 +42,4 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main, flags_parser=cli.flags_parser("albert_tf.race.make_corpus_task"))
+    cli.start("albert_tf.corpus.make_race_task", run, __name__)

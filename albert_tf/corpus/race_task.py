@@ -20,7 +20,7 @@ Train, dev and test come from disjoint documents. Files follow the official layo
 (`<output_dir>/RACE/{train,dev,test}/{middle,high}/<n>.txt`, one JSON object each), so
 `run_race.py --data_dir=<output_dir>` fine-tunes on it with no new code.
 
-    python -m albert_tf.race.make_corpus_task --output_dir=/tmp/corpus_race   (the CLI)
+    python -m albert_tf.corpus.make_race_task --output_dir=/tmp/corpus_race   (the CLI)
 
 Example:
     >>> counts = build_race_corpus_task("/tmp/corpus_race", corpus_path="corpus.txt")

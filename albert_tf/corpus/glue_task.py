@@ -8,7 +8,7 @@ come from disjoint documents. The files use MRPC's columns (`Quality`, `#1 ID`, 
 --data_dir=<output_dir>` fine-tunes on it with no new code: the demo's GLUE task, and a check
 that fine-tuning learns and that pretraining helps.
 
-    python -m albert_tf.glue.make_corpus_task --output_dir=/tmp/corpus_glue   (the CLI)
+    python -m albert_tf.corpus.make_glue_task --output_dir=/tmp/corpus_glue   (the CLI)
 
 Example:
     >>> counts = build_corpus_task("/tmp/corpus_glue", corpus_path="corpus.txt")
