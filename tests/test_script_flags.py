@@ -84,7 +84,7 @@ def test_bad_clip_norm_mode_is_one_line(tmp_path, script):
 
 @pytest.mark.parametrize("script", ["run_classifier", "run_squad"])
 def test_bad_tflite_quantization_is_one_line(tmp_path, script):
-    """--tflite_quantization takes the names of albert_tf.training.choices only."""
+    """--tflite_quantization takes the names of albert_tf.export.choices only."""
     out = tmp_path / "out"
     result = run([*FINE_TUNING_SCRIPTS[script], f"--output_dir={out}",
                   f"--export_dir={tmp_path / 'export'}", "--tflite_quantization=int4"])
