@@ -46,7 +46,7 @@ from albert_tf.export.encoder_export import save_encoder_export
 from albert_tf.export.preprocessing import save_preprocessing_export
 from albert_tf.export.serving import load_serving
 from albert_tf.export.serving_artifacts import ServingExportError, write_serving_artifacts
-from albert_tf.finetuning.model_source import task_config
+from albert_tf.checkpoints.model_source import task_config
 from albert_tf.finetuning.preflight import checkpoint_errors
 from albert_tf.models import AlbertPretrainer
 from albert_tf.models.encoder import INPUT_NAMES
@@ -176,7 +176,7 @@ def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: st
     if checkpoint:
         allow = () if with_mlm else ("mlm_head", "sop_head")
         with checkpoint_errors("checkpoint", checkpoint):
-            checkpoints.restore_model_weights(pretrainer, checkpoint, allow_missing=allow)
+            checkpoints.warm_start(pretrainer, checkpoint, allow)
     else:
         logging.warning("No --checkpoint: exporting randomly initialised weights")
     tolerance = TOLERANCE if dtype == "float32" else BF16_TOLERANCE

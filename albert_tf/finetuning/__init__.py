@@ -6,13 +6,10 @@
   (tokenizer contents, data contents, every feature setting) matches; ours are rebuilt when
   stale, user-named ones refused.
 * `objective` — softmax cross-entropy objective with accuracy, and its numpy twins.
-* `model_source` — config, tokenizer and model from `--albert_config_file`, an encoder
-  export (`--albert_hub_module_handle`) or a Hugging Face `--init_checkpoint` directory.
 * `checkpoint_eval` — evaluate each saved checkpoint once, keep the best as
   `model.ckpt-best` (faithfulness §8.6).
 * `inference` — `Predictor`: chosen model outputs and passthrough keys over a whole dataset,
   in order, under the strategy, traced once for any batch size and sequence length.
-* `warm_start` — `--init_checkpoint` into a task model, every encoder variable required.
 * `run` — `FineTuningRun`, the path every task (GLUE, SQuAD, RACE) takes: build the model →
   warm start → train → evaluate each checkpoint keeping the best → predict → the task's
   post-processing and scoring; `FineTuningOptions` are the flags all scripts share.

@@ -101,8 +101,8 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
     """Raises PreflightError when `--init_checkpoint` (attribute `flag` of `opts`) is missing,
     unreadable or does not fit the model `build_model()` makes; nothing when it is unset.
 
-    `check(model, path)` is the warm start's dry run (default: fine-tuning's
-    `check_initial_weights`: every encoder variable required, the head optional).
+    `check(model, path)` is the warm start's dry run (default: fine-tuning's: every
+    encoder variable required, the head optional).
     """
     path = getattr(opts, flag, None)
     if not path:
@@ -113,10 +113,11 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
             "both give the initial weights; pass one of them")
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
-    from albert_tf.checkpoints import checkpoint_kind  # pylint: disable=import-outside-toplevel
+    from albert_tf.checkpoints import checkpoint_kind, head_parts, warm_start  # pylint: disable=import-outside-toplevel
 
     if check is None:
-        from albert_tf.finetuning.warm_start import check_initial_weights as check
+        def check(model: Any, path: str) -> Any:
+            return warm_start(model, path, head_parts(model), dry_run=True)
     with checkpoint_errors(flag, path):
         checkpoint_kind(path)  # a missing or unreadable path fails before any model is built
     # Variables without values: no weights are allocated. Keras draws each initializer's
@@ -135,10 +136,10 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
 def check_pretraining_init_checkpoint(config: AlbertConfig, opts: Any) -> None:
     """`check_init_checkpoint` for run_pretraining: the pretrainer (MLM + SOP heads required,
     as its warm start) with `opts.init_from_group0`."""
-    from albert_tf.models import AlbertPretrainer  # pylint: disable=import-outside-toplevel
-    from albert_tf.training.init_checkpoint import warm_start
+    from albert_tf.checkpoints import warm_start  # pylint: disable=import-outside-toplevel
+    from albert_tf.models import AlbertPretrainer
 
     check_init_checkpoint(
         lambda: AlbertPretrainer(config), opts,
-        check=lambda model, path: warm_start(model, path, getattr(opts, "init_from_group0", False),
-                                             dry_run=True))
+        check=lambda model, path: warm_start(
+            model, path, init_from_group0=getattr(opts, "init_from_group0", False), dry_run=True))

@@ -30,7 +30,7 @@ from albert_tf.finetuning.bucketing import LengthBuckets, uses_static_shapes
 from albert_tf.finetuning.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator,
                                                   numbered_checkpoints)
 from albert_tf.finetuning.inference import Predictor
-from albert_tf.finetuning.warm_start import RestoreReport, restore_initial_weights
+from albert_tf.checkpoints.warm_starting import RestoreReport, head_parts, warm_start
 from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
 from albert_tf.training.checkpoint_poll import PollSettings, follow_checkpoints
 from albert_tf.training.checkpointing import checkpoint_problem
@@ -169,8 +169,11 @@ class FineTuningRun(abc.ABC):
                                    num_lengths=self._num_padded_lengths)
 
     def warm_start(self, model: keras.Model) -> None:
-        """--init_checkpoint (original TF1 or ours): every encoder variable must be restored."""
-        self.restore_report = restore_initial_weights(model, self.opts.init_checkpoint)
+        """--init_checkpoint (original TF1, HF or ours): every encoder variable must be restored,
+        the head may start fresh; the report goes to the run's result too."""
+        self.restore_report = warm_start(model, self.opts.init_checkpoint, head_parts(model))
+        if getattr(self, "result", None) is not None:
+            self.result.restore_report = self.restore_report
 
     def load_initial_weights(self) -> None:
         """--init_checkpoint (or the export's weights) into the model, once per run."""

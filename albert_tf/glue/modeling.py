@@ -3,8 +3,8 @@
 Head and loss (faithfulness §8.4): pooled output → dropout 0.1 (hard-coded, Q20 kept) → logits;
 mean cross-entropy (`finetuning.objective.classification_objective`, shared with RACE), or,
 for STS-B, mean squared error of the single squeezed logit. The model comes from a config or
-an encoder export (`finetuning.model_source.task_model_fn`); the warm start is
-`finetuning.warm_start`.
+an encoder export (`checkpoints.model_source.task_model_fn`); the warm start is
+`checkpoints.warm_start`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import keras
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
-from albert_tf.finetuning.model_source import task_model_fn
+from albert_tf.checkpoints.model_source import task_model_fn
 from albert_tf.finetuning.objective import classification_objective
 from albert_tf.glue.tasks import GlueTask
 from albert_tf.models import AlbertClassifier

@@ -24,7 +24,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
-from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
+from albert_tf.checkpoints.model_source import task_config, task_model_fn, task_tokenizer
 from albert_tf.finetuning.objective import classification_objective
 from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.records import eval_dataset, train_dataset_fn
@@ -165,10 +165,6 @@ class RaceRun(FineTuningRun):
     # ----- model -----
     def _build_model(self, config: AlbertConfig, encoder) -> AlbertMultipleChoice:
         return AlbertMultipleChoice(config, NUM_OPTIONS, self.opts.dropout_prob, encoder=encoder)
-
-    def warm_start(self, model) -> None:
-        super().warm_start(model)
-        self.result.restore_report = self.restore_report
 
     # ----- evaluation -----
     def _logits(self, split: str, batch_size: int):

@@ -27,10 +27,10 @@ from absl import logging
 
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.bucketing import LengthBuckets
-from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
+from albert_tf.checkpoints.model_source import task_config, task_model_fn, task_tokenizer
 from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.run import FineTuningError, FineTuningOptions, FineTuningRun
-from albert_tf.finetuning.warm_start import RestoreReport
+from albert_tf.checkpoints.warm_starting import RestoreReport
 from albert_tf.models.span_labeler import AlbertSpanLabeler
 from albert_tf.squad import feature_cache, inputs
 from albert_tf.squad.evaluate import evaluate_v1, evaluate_v2
@@ -250,10 +250,6 @@ class SquadRun(FineTuningRun):
         opts = self.opts
         return AlbertSpanLabeler(config, opts.version_2_with_negative, opts.start_n_top,
                                  opts.end_n_top, opts.dropout_prob, encoder=encoder)
-
-    def warm_start(self, model) -> None:
-        super().warm_start(model)
-        self.result.restore_report = self.restore_report
 
     # ----- prediction and evaluation -----
     def predictions(self) -> SquadPredictions:

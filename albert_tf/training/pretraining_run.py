@@ -14,9 +14,9 @@ module does not import TensorFlow; `check` builds and writes nothing.
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import TYPE_CHECKING, Callable, Sequence, Union
 
+from albert_tf.checkpoints.kinds import is_hf_checkpoint as is_hf_directory
 from albert_tf.data.instances import SENTENCE_TASKS
 from albert_tf.training.flags import EVAL_POLL_RANGES, POSITIVE, FloatRange, float_problem
 
@@ -26,11 +26,6 @@ if TYPE_CHECKING:
     from albert_tf.config import AlbertConfig
 
     StrategyOrFactory = Union[tf.distribute.Strategy, Callable[[], tf.distribute.Strategy], None]
-
-def is_hf_directory(path: str | None) -> bool:
-    """--init_checkpoint is a Hugging Face directory: its config.json stands in for
-    --albert_config_file."""
-    return bool(path) and os.path.isfile(os.path.join(path, "config.json"))
 
 
 # The float options' ranges: run_pretraining.py registers them as flag validators, `check`
@@ -97,7 +92,7 @@ class PretrainingRunOptions:
             raise ValueError(f"--sentence_prediction={self.sentence_prediction}: expected one of "
                              f"{', '.join(SENTENCE_TASKS)}")
         if is_hf_directory(self.init_checkpoint):  # config.json, checked against the file if given
-            from albert_tf.finetuning.model_source import task_config
+            from albert_tf.checkpoints.model_source import task_config
 
             config = task_config(self.albert_config_file, None, self.init_checkpoint)
         elif not self.albert_config_file:
@@ -160,7 +155,8 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
     from albert_tf.data.record_checks import RecordMismatchError
     from albert_tf.data.value_checks import IdLimits, bad_record_message
     from albert_tf.models import AlbertPretrainer
-    from albert_tf.training import LoopConfig, Trainer, create_optimizer, warm_start
+    from albert_tf.checkpoints import warm_start
+    from albert_tf.training import LoopConfig, Trainer, create_optimizer
     from albert_tf.training.pretraining import PretrainingObjective, pretraining_dataset_fn
 
     if callable(strategy) and not isinstance(strategy, tf.distribute.Strategy):
