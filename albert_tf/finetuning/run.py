@@ -26,11 +26,11 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.checkpoints.warm_starting import RestoreReport, head_parts, warm_start
 from albert_tf.finetuning.bucketing import LengthBuckets, uses_static_shapes
 from albert_tf.finetuning.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator,
                                                   numbered_checkpoints)
 from albert_tf.finetuning.inference import Predictor
-from albert_tf.checkpoints.warm_starting import RestoreReport, head_parts, warm_start
 from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
 from albert_tf.training.checkpoint_poll import PollSettings, follow_checkpoints
 from albert_tf.training.checkpointing import checkpoint_problem

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 
-import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.finetuning.metrics import mean_of_batch_means
 from albert_tf.checkpoints.model_source import task_config, task_tokenizer
+from albert_tf.checkpoints.warm_starting import RestoreReport
+from albert_tf.finetuning.metrics import mean_of_batch_means
 from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.run import FineTuningError, FineTuningRun, FixedStepOptions
-from albert_tf.checkpoints.warm_starting import RestoreReport
 from albert_tf.glue import records
 from albert_tf.glue.export import export_classifier
 from albert_tf.glue.features import convert_examples_to_features
@@ -152,7 +151,6 @@ class GlueRun(FineTuningRun):
         return records.eval_dataset(self.records[split], batch_size, self.opts.max_seq_length,
                                     self.task.is_regression, self.buckets)
 
-    # ----- model -----
     # ----- evaluation -----
     def evaluate_current(self, step: int) -> dict[str, float]:
         """Metrics of the model's current weights on the dev set (faithfulness §8.5)."""

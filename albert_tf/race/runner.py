@@ -23,8 +23,8 @@ from typing import Any
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.config import AlbertConfig
 from albert_tf.checkpoints.model_source import task_config, task_model_fn, task_tokenizer
+from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.objective import classification_objective
 from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.records import eval_dataset, train_dataset_fn

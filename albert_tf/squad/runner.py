@@ -25,12 +25,12 @@ from typing import Any
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.checkpoints.model_source import task_config, task_model_fn, task_tokenizer
+from albert_tf.checkpoints.warm_starting import RestoreReport
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.bucketing import LengthBuckets
-from albert_tf.checkpoints.model_source import task_config, task_model_fn, task_tokenizer
 from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.run import FineTuningError, FineTuningOptions, FineTuningRun
-from albert_tf.checkpoints.warm_starting import RestoreReport
 from albert_tf.models.span_labeler import AlbertSpanLabeler
 from albert_tf.squad import feature_cache, inputs
 from albert_tf.squad.evaluate import evaluate_v1, evaluate_v2
