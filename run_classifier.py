@@ -81,13 +81,17 @@ flags.DEFINE_integer("iterations_per_loop", 1000,
                      "Steps per call of the compiled loop (at most save_checkpoints_steps).",
                      lower_bound=1)
 flags.DEFINE_enum("optimizer", "adamw", list(OPTIMIZER_NAMES), "adamw or lamb.")
-flags.DEFINE_string("export_dir", None, "Export a serving SavedModel of model.ckpt-best here, "
-                    "with albert_model.tflite (int32 token inputs) beside it.")
+flags.DEFINE_string("export_dir", None, "Export a serving SavedModel of model.ckpt-best here "
+                    "(serialized tf.Examples in), with albert_model.tflite (int32 token inputs), "
+                    "serving/ (the frozen serving graph for engines: token inputs, any batch, "
+                    "bfloat16 under --dtype=bfloat16, else float32) and serving.json beside it: "
+                    "albert_tf.export.load_serving(export_dir) runs any of them.")
 flags.DEFINE_float("threshold_to_export", float("nan"),
                    "If set, a constant 'threshold' output is added to the serving signature.")
 training_flags.define_training_flags()
 training_flags.define_bucketing_flag()
 training_flags.define_tflite_flag()
+training_flags.define_openvino_flag()
 training_flags.define_eval_poll_flags()
 training_flags.define_tpu_flags()
 # The loop's flags (--dtype, --jit_compile, --seed, ...) are listed by --help/--helpshort too.

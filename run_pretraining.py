@@ -20,7 +20,7 @@ model.ckpt-best (--eval_poll_secs, --eval_timeout_secs). Before anything is buil
 is checked against the flags and the config (lengths, record kind, vocabulary, sentence task;
 its JSON summary when present); during training each batch's ids are checked on the host. Bad
 input is one line `run_pretraining: error: …` and exit status 1. The work is the library call
-`albert_tf.training.pretraining_run.run`, which in-process users call with the same options
+`albert_tf.pretraining.runner.run`, which in-process users call with the same options
 and the same checks.
 """
 
@@ -35,7 +35,7 @@ from absl import app, flags
 from albert_tf import cli
 from albert_tf.training import flags as training_flags
 from albert_tf.training.choices import OPTIMIZER_NAMES
-from albert_tf.training.pretraining_run import FLOAT_RANGES, is_hf_directory
+from albert_tf.pretraining.runner import FLOAT_RANGES, is_hf_directory
 
 FLAGS = flags.FLAGS
 
@@ -101,9 +101,9 @@ training_flags.register_float_validators(FLOAT_RANGES)
 
 
 def run(callbacks: Sequence = ()) -> dict:
-    """FLAGS → PretrainingRunOptions → albert_tf.training.pretraining_run.run; the strategy
+    """FLAGS → PretrainingRunOptions → albert_tf.pretraining.runner.run; the strategy
     is set up only after the config, option and record checks passed."""
-    from albert_tf.training.pretraining_run import PretrainingRunOptions, run as run_pretraining
+    from albert_tf.pretraining.runner import PretrainingRunOptions, run as run_pretraining
 
     options = cli.options_from_flags(PretrainingRunOptions, FLAGS)
     return run_pretraining(options, lambda: training_flags.setup_from_flags(FLAGS), callbacks)

@@ -4,7 +4,7 @@ The original's run_squad_v1 / run_squad_v2 flags and defaults (faithfulness §9.
 --version_2_with_negative — plus the training loop's shared flags (--distribution_strategy,
 --num_gpus, --dtype, --jit_compile, --gradient_accumulation_steps, --seed, --deterministic,
 --log_steps) and ours: --null_threshold_rule, --null_score_diff_threshold,
---tflite_quantization (of v1's --export_dir).
+--tflite_quantization and --openvino_ir (of v1's --export_dir).
 
     python run_squad.py --version_2_with_negative \
         --albert_config_file=albert_base/albert_config.json \
@@ -14,8 +14,9 @@ The original's run_squad_v1 / run_squad_v2 flags and defaults (faithfulness §9.
         --train_batch_size=48 --learning_rate=5e-5 --num_train_epochs=2
 
 Writes predictions.json, nbest_predictions.json, null_odds.json (v2) and eval_results.txt
-(official-script metrics) in --output_dir; v1's --export_dir writes saved_model/ and
-albert_model.tflite there. Bad input stops the run with one line and a
+(official-script metrics) in --output_dir; v1's --export_dir writes saved_model/,
+albert_model.tflite, the frozen serving graph serving/ (bfloat16 under --dtype=bfloat16) and
+serving.json there: albert_tf.export.load_serving(export_dir) runs them. Bad input stops the run with one line and a
 non-zero exit; skipped questions are counted and listed at the end.
 """
 
@@ -77,7 +78,9 @@ flags.DEFINE_bool("use_einsum", True, "v1's TFLite switch; accepted, no effect h
 flags.DEFINE_string("export_dir", None,
                     "v1: export the best weights here as saved_model/ and albert_model.tflite "
                     "(int32 [1, max_seq_length] input_ids, input_mask, segment_ids → "
-                    "start_logits, end_logits).")
+                    "start_logits, end_logits); also serving/, the frozen serving graph for "
+                    "engines (any batch; bfloat16 under --dtype=bfloat16, else float32), and "
+                    "serving.json: albert_tf.export.load_serving(export_dir) runs any of them.")
 flags.DEFINE_bool("version_2_with_negative", False, "SQuAD 2.0: unanswerable questions, v2 head.")
 flags.DEFINE_integer("start_n_top", 5, "v2: beam size over start positions.", lower_bound=1)
 flags.DEFINE_integer("end_n_top", 5, "v2: beam size over end positions per start.", lower_bound=1)
@@ -92,6 +95,7 @@ flags.DEFINE_float("null_score_diff_threshold", None,
 training_flags.define_training_flags()
 training_flags.define_bucketing_flag()
 training_flags.define_tflite_flag()
+training_flags.define_openvino_flag()
 training_flags.define_tpu_flags()
 # The loop's flags (--dtype, --jit_compile, --seed, ...) are listed by --help/--helpshort too.
 flags.adopt_module_key_flags(training_flags)

@@ -91,9 +91,8 @@ def run_script(name: str, argv: Sequence[str], run: Callable[[], Any]) -> None:
     # ConfigError, CheckpointMismatchError and TokenizerError are ValueErrors: nothing here
     # imports TensorFlow, so errors found before the run needs it report at once.
     # pylint: disable=import-outside-toplevel
-    from albert_tf.training.checkpoint_poll import CheckpointWaitTimeout
-    from albert_tf.training.errors import (NonFiniteLossError, OutputWriteError,
-                                           TrainingPreempted, WorkerLostError)
+    from albert_tf.training.errors import (CheckpointWaitTimeout, NonFiniteLossError,
+                                           OutputWriteError, TrainingPreempted, WorkerLostError)
 
     try:
         with disk_full_exits(name):

@@ -24,7 +24,10 @@ renamed into place; a failed export leaves nothing behind.
 Beside the TF-Hub SavedModel, every encoder export holds the frozen serving graph `serving/`
 (two outputs, no `training` input, weights constant) and `serving.json`; with
 `--tflite_quantization=none|dynamic_int8|float16` also `albert_encoder.tflite`, with
-`--openvino_ir` an OpenVINO IR. `albert_tf.export.load_serving(export_path)` runs any of them.
+`--openvino_ir` an OpenVINO IR, with `--onnx` our ONNX graph `onnx/albert_encoder.onnx` and its
+dynamic int8 `onnx/albert_encoder_int8.onnx` (`--onnx_quantization=none` for float32 only;
+needs pip install 'albert-tf[onnx]'). `albert_tf.export.load_serving(export_path)` runs any of
+them (`backend="onnxruntime"`; `precision="int8"` for the int8 file).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from albert_tf import checkpoints
 from albert_tf.atomic_files import atomic_directory
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.export.encoder_export import save_encoder_export
+from albert_tf.export.onnx_artifacts import (ONNX_QUANTIZATIONS, OnnxExportError,
+                                              write_onnx_artifacts)
 from albert_tf.export.preprocessing import save_preprocessing_export
 from albert_tf.export.serving import load_serving
 from albert_tf.export.serving_artifacts import ServingExportError, write_serving_artifacts
@@ -72,8 +77,13 @@ flags.DEFINE_enum("dtype", "float32", list(EXPORT_DTYPES),
 training_flags.define_tflite_flag()  # written only when given here: no TFLite file by default
 flags.DEFINE_integer("tflite_seq_length", 128, "Sequence length of albert_encoder.tflite (dynamic "
                      "batch; the loader pads shorter inputs).", lower_bound=1)
-flags.DEFINE_boolean("openvino_ir", False, "Also write openvino/albert_encoder.xml (OpenVINO IR; "
-                     "needs pip install 'albert-tf[openvino]').")
+training_flags.define_openvino_flag("openvino/albert_encoder.xml")
+flags.DEFINE_boolean("onnx", False, "Also write onnx/albert_encoder.onnx (our ONNX graph, float32) "
+                     "and, per --onnx_quantization, its int8 file (needs pip install "
+                     "'albert-tf[onnx]').")
+flags.DEFINE_enum("onnx_quantization", "dynamic_int8", list(ONNX_QUANTIZATIONS),
+                  "With --onnx: 'dynamic_int8' also writes onnx/albert_encoder_int8.onnx (ONNX "
+                  "Runtime dynamic quantization), 'none' the float32 file only.")
 flags.DEFINE_integer("seq_length", 128, "Default sequence length of the preprocessing model.",
                      lower_bound=3)
 # The original export_to_tfhub's flags (faithfulness §11.1).
@@ -160,10 +170,12 @@ def _check_serving(path: str, pretrainer: AlbertPretrainer) -> float:
 def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: str,
                    spm_model_file: str | None, do_lower_case: bool, with_mlm: bool,
                    dtype: str = "float32", tflite_quantization: str | None = None,
-                   tflite_seq_length: int = 128, openvino_ir: bool = False) -> str:
+                   tflite_seq_length: int = 128, openvino_ir: bool = False,
+                   onnx_quantization: str | None = None) -> str:
     """Builds the model (under --dtype's policy), restores `checkpoint`, writes and verifies
     the encoder export and its serving artifacts (the frozen `serving/` graph always; the
-    TFLite file when `tflite_quantization` is given; the OpenVINO IR when asked)."""
+    TFLite file when `tflite_quantization` is given; the OpenVINO IR when asked; the ONNX files
+    when `onnx_quantization` is given: "none" float32 only, "dynamic_int8" both)."""
     if dtype not in EXPORT_DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(EXPORT_DTYPES)}, got {dtype!r}")
     hardware.warn_if_slow_dtype(dtype, on_cpu=not tf.config.list_logical_devices("GPU"))
@@ -186,6 +198,8 @@ def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: st
         diff = _check_encoder_export(staging, pretrainer, with_mlm)
         write_serving_artifacts(pretrainer.encoder, staging, tflite_quantization,
                                 tflite_seq_length, openvino_ir)
+        if onnx_quantization is not None:
+            write_onnx_artifacts(pretrainer.encoder, staging, onnx_quantization)
         diff = max(diff, _check_serving(staging, pretrainer))
         if not diff <= tolerance:
             raise ExportError(f"{export_path}: reloaded export differs from the model by {diff:.3g}"
@@ -258,11 +272,13 @@ def _export_from_flags(argv: list[str]) -> None:
                             else None)
             export_encoder(config, checkpoint, FLAGS.export_path, spm_model_file,
                            FLAGS.do_lower_case, with_mlm, FLAGS.dtype, quantization,
-                           FLAGS.tflite_seq_length, FLAGS.openvino_ir)
+                           FLAGS.tflite_seq_length, FLAGS.openvino_ir,
+                           FLAGS.onnx_quantization if FLAGS.onnx else None)
         if FLAGS.preprocess_export_path:
             export_preprocessing(spm_model_file, FLAGS.preprocess_export_path,
                                  FLAGS.do_lower_case, FLAGS.seq_length)
-    except (ConfigError, ExportError, ServingExportError, ValueError, FileNotFoundError,
+    except (ConfigError, ExportError, ServingExportError, OnnxExportError, ValueError,
+            FileNotFoundError,
             FileExistsError) as e:
         # CheckpointMismatchError and the config-source errors are ValueErrors.
         raise SystemExit(f"export_tfhub: {e}") from None

@@ -32,7 +32,7 @@ flags.DEFINE_integer("seed", 0, "Initialisation seed.")
 def first_batch(directory: str):
     """(features, labels) of the first training batch of records built from the corpus."""
     from albert_tf.corpus import tiny_assets
-    from albert_tf.training.pretraining import pretraining_dataset_fn
+    from albert_tf.pretraining.records import pretraining_dataset_fn
     import tensorflow as tf
 
     corpus, spm_model = tiny_assets(directory, vocab_size=1000)
@@ -98,7 +98,7 @@ def main(argv):
     import tensorflow as tf
     from albert_tf import AlbertConfig
     from albert_tf.models import AlbertClassifier, AlbertPretrainer
-    from albert_tf.training.pretraining import PretrainingObjective
+    from albert_tf.pretraining.modeling import PretrainingObjective
 
     with tempfile.TemporaryDirectory() as directory:
         features, labels = first_batch(directory)

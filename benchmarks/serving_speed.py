@@ -11,7 +11,9 @@ Ours (albert_tf.export.load_serving unless noted):
     outputs) — the export as it was before the serving graph;
   * serving/ fp32 / bf16 (frozen serving graph), TensorFlow, plain graph and XLA;
   * OpenVINO IR of the serving graph, f32 (and bf16 for the bf16 export);
-  * albert_encoder.tflite fp32 and dynamic int8, TFLite interpreter.
+  * albert_encoder.tflite fp32 and dynamic int8, TFLite interpreter;
+  * our ONNX graph (export_tfhub --onnx: onnx_graph.py) fp32 on ONNX Runtime and OpenVINO, and
+    its int8 file (ORT-fused, dynamic int8 with 7-bit weights) on ONNX Runtime.
 Peers: PyTorch fp32 and bf16 autocast (transformers, eager attention); ONNX Runtime fp32, the
 transformer-optimized graph (onnxruntime.transformers optimizer, model_type "bert") and its
 dynamic int8 quantization; OpenVINO f32 and bf16 on the ONNX graph.
@@ -114,6 +116,26 @@ def our_exports(workdir: str, hf_dir: str, seq: int) -> dict[str, str]:
     return paths
 
 
+def our_onnx(workdir: str, hf_dir: str) -> str | None:
+    """Our ONNX files (what `export_tfhub --onnx` writes into an export) from the HF weights."""
+    if not installed("onnxruntime"):
+        return None
+    from albert_tf import checkpoints
+    from albert_tf.export.onnx_artifacts import write_onnx_artifacts
+    from albert_tf.checkpoints.model_source import task_config
+    from albert_tf.models import AlbertPretrainer
+
+    path = os.path.join(workdir, f"{os.path.basename(hf_dir)}_ours_onnx")
+    if not os.path.isdir(path):
+        pretrainer = AlbertPretrainer(task_config(None, None, hf_dir))
+        checkpoints.warm_start(pretrainer, hf_dir, ("mlm_head", "sop_head"))
+        staging = path + ".partial"
+        os.makedirs(staging, exist_ok=True)
+        write_onnx_artifacts(pretrainer.encoder, staging, "dynamic_int8")
+        os.rename(staging, path)
+    return path
+
+
 def onnx_files(workdir: str, hf_dir: str, model, seq: int, layers: int) -> dict[str, str]:
     """The HF model as ONNX (torch.onnx.export, eager attention), ORT-optimized, and int8."""
     import torch
@@ -155,13 +177,13 @@ class Candidate:
         self.skipped: str | None = None
 
 
-def _ours(name, precision, path, backend, note="", **kwargs) -> Candidate:
+def _ours(name, kind, path, backend, note="", **kwargs) -> Candidate:
     def make():
         model = load_serving(path, backend, num_threads=ARGS.threads, **kwargs)
         if model.runs:
             candidate.note = f"runs {model.runs}"
         return lambda feed: model(feed)["pooled_output"]
-    candidate = Candidate(name, precision, True, make, note)
+    candidate = Candidate(name, kind, True, make, note)
     return candidate
 
 
@@ -235,7 +257,7 @@ def _openvino_onnx(precision: str, path: str) -> Candidate:
     return candidate
 
 
-def candidates(exports, onnx, model) -> list[Candidate]:
+def candidates(exports, onnx, model, ours_onnx=None) -> list[Candidate]:
     have_ov, have_ort = installed("openvino"), installed("onnxruntime")
     out = [
         _tf_hub_signature("ours SavedModel fp32, TF (hub signature)", "fp32", exports["fp32"]),
@@ -250,6 +272,12 @@ def candidates(exports, onnx, model) -> list[Candidate]:
     if have_ov:
         out.insert(3, _ours("ours OpenVINO IR f32", "fp32", exports["fp32"], "openvino"))
         out.insert(8, _ours("ours OpenVINO IR bf16", "bf16", exports["bf16"], "openvino"))
+    if ours_onnx:
+        out += [_ours("ours ONNX fp32, ORT", "fp32", ours_onnx, "onnxruntime"),
+                _ours("ours ONNX dynamic int8, ORT", "int8", ours_onnx, "onnxruntime",
+                      precision="int8")]
+        if have_ov:
+            out.append(_ours("ours ONNX fp32, OpenVINO", "fp32", ours_onnx, "openvino"))
     out += [_torch(model, False), _torch(model, True)]
     if have_ort:
         out += [_ort("ONNX Runtime fp32", "fp32", onnx["fp32"]),
@@ -380,6 +408,7 @@ def main() -> None:
     hf_dir, model = hf_directory(ARGS.workdir, ARGS.layers)
     exports = our_exports(ARGS.workdir, hf_dir, seq)
     onnx = onnx_files(ARGS.workdir, hf_dir, model, seq, ARGS.layers)
+    ours_onnx = our_onnx(ARGS.workdir, hf_dir)
     print(f"artifacts ready in {time.perf_counter() - start:.0f} s ({ARGS.workdir})", flush=True)
     import torch
 
@@ -387,7 +416,7 @@ def main() -> None:
         one = feed(1, seq)
         reference = model(**{h: torch.from_numpy(one[k].astype(np.int64))
                              for h, k in zip(HF_INPUTS, INPUTS)}).pooler_output.numpy()
-    found = candidates(exports, onnx, model)
+    found = candidates(exports, onnx, model, ours_onnx)
     if ARGS.only:
         prefixes = tuple(p.strip() for p in ARGS.only.split(","))
         found = [c for c in found if c.name.startswith(prefixes)]

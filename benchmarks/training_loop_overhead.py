@@ -39,7 +39,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from albert_tf import AlbertConfig  # noqa: E402
 from albert_tf.models import AlbertPretrainer  # noqa: E402
 from albert_tf.training import Callback, LoopConfig, Trainer, create_optimizer  # noqa: E402
-from albert_tf.training.pretraining import PretrainingObjective, masked_lm_loss  # noqa: E402
+from albert_tf.training import distribute  # noqa: E402
+from albert_tf.pretraining.modeling import PretrainingObjective, masked_lm_loss  # noqa: E402
 
 
 def make_batch(config: AlbertConfig, batch: int, seq: int, masked: int):
@@ -123,7 +124,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         trainer, dataset_fn = loop_trainer(config, features, labels, tmp, 10**9, args.jit, args.steps)
-        iterator = iter(dataset_fn(trainer.input_context()))
+        iterator = iter(dataset_fn(distribute.input_context(trainer.strategy)))
         loop_fn = trainer._make_train_loop()  # the compiled call Trainer.train() makes
 
         def loop(n):

@@ -17,7 +17,7 @@ SCRIPTS = {
     "run_classifier.py": "albert_tf.glue.runner:GlueRunOptions",
     "run_race.py": "albert_tf.race.runner:RaceRunOptions",
     "run_squad.py": "albert_tf.squad.runner:SquadRunOptions",
-    "run_pretraining.py": "albert_tf.training.pretraining_run:PretrainingRunOptions",
+    "run_pretraining.py": "albert_tf.pretraining.runner:PretrainingRunOptions",
 }
 
 # Run in one child process (TensorFlow imported once): the scripts define clashing flags, so the

@@ -18,7 +18,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.data import pretraining_dataset
 from albert_tf.models import INPUT_NAMES, AlbertPretrainer
 from albert_tf.checkpoints import warm_start
-from albert_tf.training.pretraining import to_model_inputs
+from albert_tf.pretraining.records import to_model_inputs
 
 
 def load_pretrainer(config: AlbertConfig, checkpoint_dir: str) -> AlbertPretrainer:

@@ -1,6 +1,6 @@
 """One model of a table: pretrain, evaluate on held-out pairs, fine-tune on the corpus task.
 
-Pretraining is `run_pretraining.py`'s own code path (`albert_tf.training.pretraining_run.run`
+Pretraining is `run_pretraining.py`'s own code path (`albert_tf.pretraining.runner.run`
 with the script's options), fine-tuning is `run_classifier.py`'s (`albert_tf.glue.runner.run`),
 both in this process: starting TensorFlow once per model would dominate a small run. Each
 stage writes its JSON when done and a finished stage is never redone, so an interrupted
@@ -88,8 +88,8 @@ def _stage(run_dir: str, name: str, work: Callable[[], dict[str, Any]]) -> dict[
 def pretrain(spec: RunSpec, config_path: str, output_dir: str, budget: Budget,
              data: ExperimentData) -> dict[str, Any]:
     # pylint: disable=import-outside-toplevel
-    from albert_tf.training.pretraining_run import PretrainingRunOptions
-    from albert_tf.training.pretraining_run import run as run_pretraining
+    from albert_tf.pretraining.runner import PretrainingRunOptions
+    from albert_tf.pretraining.runner import run as run_pretraining
 
     fresh_session(spec.seed)
     os.makedirs(output_dir, exist_ok=True)

@@ -41,7 +41,7 @@ def _train_step(config) -> tuple[Callable[[dict, dict], Any], int]:
 
     from albert_tf.models import AlbertPretrainer
     from albert_tf.training import create_optimizer
-    from albert_tf.training.pretraining import PretrainingObjective
+    from albert_tf.pretraining.modeling import PretrainingObjective
 
     model = AlbertPretrainer(config)
     objective = PretrainingObjective()

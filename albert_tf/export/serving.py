@@ -7,13 +7,20 @@
 
 `path` is an encoder export directory (`export_tfhub --export_path`; serving_artifacts.py lists
 what it may hold), a SavedModel directory (the frozen `serving/` one, or an older export's
-TF-Hub `serving_default`), a `.tflite` file or an OpenVINO `.xml`. Engines: "tensorflow"
-(SavedModel), "tflite" (the TFLite interpreter), "openvino" (the IR, or the SavedModel converted
-at load; optional package). Inputs: int32 or int64 `[batch, seq]`, any batch, any seq up to the
-artifact's maximum; outputs float32 numpy arrays.
+TF-Hub `serving_default`), a `.tflite` file, an OpenVINO `.xml` or an ONNX file (ours,
+onnx_graph.py). Engines: "tensorflow" (SavedModel), "tflite" (the TFLite interpreter),
+"openvino" (the IR, the SavedModel converted at load, or an ONNX file; optional package),
+"onnxruntime" (the ONNX files; optional package). `precision="int8"` picks an export's dynamic
+int8 ONNX file (ONNX Runtime only: it holds ORT's fused ops). Inputs: int32 or int64
+`[batch, seq]`, any batch, any seq up to the artifact's maximum; outputs float32 numpy arrays.
 
 `backend="auto"` chooses by AUTO_RULE (below), measured with benchmarks/serving_speed.py
 (benchmarks/RESULTS.md), and logs one line naming its choice.
+
+A task export (`run_classifier.py`/`run_squad.py --export_dir`) loads the same way and returns
+the task's outputs (serving.json's `outputs`: logits, probabilities, predictions; start_logits,
+end_logits); its TFLite file `albert_model.tflite` has batch 1 and the original's input names,
+which the TFLite engine maps and runs row by row.
 """
 
 from __future__ import annotations
@@ -25,16 +32,19 @@ import numpy as np
 from absl import logging
 
 from albert_tf.export.serving_artifacts import read_manifest
-from albert_tf.export.serving_graph import SERVING_DIR, SERVING_OUTPUTS
+from albert_tf.export.serving_graph import ORIGINAL_INPUT_NAMES, SERVING_DIR, SERVING_OUTPUTS
 from albert_tf.models.encoder import INPUT_NAMES
 
-BACKENDS = ("auto", "tensorflow", "tflite", "openvino")
+BACKENDS = ("auto", "tensorflow", "tflite", "openvino", "onnxruntime")
 # /proc/cpuinfo flags the engines' bf16/int8 kernels need.
 CPU_FEATURES = ("avx512_bf16", "amx_bf16", "amx_int8", "avx512_vnni")
-EXPECTED = ("an encoder export directory (saved_model.pb, serving/, serving.json), a SavedModel "
-            "directory (saved_model.pb), a .tflite file or an OpenVINO .xml with its .bin")
+EXPECTED = ("an encoder or task export directory (serving/, serving.json), a SavedModel "
+            "directory (saved_model.pb), a .tflite file, an OpenVINO .xml with its .bin or an "
+            ".onnx file")
 
 Arrays = dict[str, np.ndarray]
+# Outputs with one value per token: a TFLite file's padding positions are cut off them.
+PER_TOKEN_OUTPUTS = ("sequence_output", "start_logits", "end_logits")
 
 
 class ServingLoadError(ValueError):
@@ -81,6 +91,10 @@ class Artifact:
         self.max_seq_length: int | None = None
         self.tflite_seq_length: int | None = None
         self.tflite_quantization: str | None = None
+        self.onnx: str | None = None  # float32 ONNX (or the file given)
+        self.onnx_int8: str | None = None
+        self.outputs: tuple[str, ...] = SERVING_OUTPUTS  # a task export's manifest lists its own
+        self.has_manifest = False
         self._resolve()
 
     def _resolve(self) -> None:
@@ -92,7 +106,7 @@ class Artifact:
             elif os.path.isfile(os.path.join(path, "saved_model.pb")):
                 self.saved_model = path
                 self._read_config(path)
-            if self.saved_model is None:
+            if self.saved_model is None and self.onnx is None:
                 raise ServingLoadError(f"{path}: not a serving artifact; expected {EXPECTED}")
         elif os.path.isfile(path) and path.endswith(".tflite"):
             self.tflite = path
@@ -101,6 +115,8 @@ class Artifact:
                 raise ServingLoadError(f"{path}: the OpenVINO IR's weights {path[:-4]}.bin are "
                                        "missing")
             self.openvino = path
+        elif os.path.isfile(path) and path.endswith(".onnx"):
+            self.onnx = path
         else:
             what = "does not exist" if not os.path.exists(path) else "is not a serving artifact"
             raise ServingLoadError(f"{path}: {what}; expected {EXPECTED}")
@@ -108,14 +124,21 @@ class Artifact:
     def _from_manifest(self, path: str, manifest: dict[str, Any]) -> None:
         self.compute_dtype = manifest.get("compute_dtype", "float32")
         self.max_seq_length = manifest.get("max_seq_length")
-        self.saved_model = os.path.join(path, manifest.get("saved_model", SERVING_DIR))
+        if "saved_model" in manifest or "onnx" not in manifest:  # a directory of ONNX files only
+            self.saved_model = os.path.join(path, manifest.get("saved_model", SERVING_DIR))
+        self.outputs = tuple(manifest.get("outputs", SERVING_OUTPUTS))
+        self.has_manifest = True
         if "tflite" in manifest:
             self.tflite = os.path.join(path, manifest["tflite"]["file"])
             self.tflite_seq_length = int(manifest["tflite"]["seq_length"])
             self.tflite_quantization = manifest["tflite"].get("quantization")
         if "openvino" in manifest:
             self.openvino = os.path.join(path, manifest["openvino"]["file"])
-        for name in ("saved_model", "tflite", "openvino"):
+        if "onnx" in manifest:
+            self.onnx = os.path.join(path, manifest["onnx"]["file"])
+            if "int8_file" in manifest["onnx"]:
+                self.onnx_int8 = os.path.join(path, manifest["onnx"]["int8_file"])
+        for name in ("saved_model", "tflite", "openvino", "onnx", "onnx_int8"):
             target = getattr(self, name)
             if target is not None and not os.path.exists(target):
                 raise ServingLoadError(f"{path}: serving.json lists {target}, which is missing")
@@ -137,6 +160,10 @@ class Artifact:
             found.append("tflite")
         if self.openvino and "openvino" not in found:
             found.append("openvino")
+        if self.onnx:
+            found.append("onnxruntime")
+            if "openvino" not in found:
+                found.append("openvino")
         return found
 
 
@@ -149,10 +176,24 @@ class Artifact:
 # * a bfloat16 export on a CPU with bf16 units (avx512_bf16/amx_bf16), OpenVINO when installed:
 #   the issue's Xeon measured it 1.9x (batch 8) to 3.3x (batch 1) TensorFlow's bf16 on the same
 #   SavedModel; without bf16 units OpenVINO silently runs f32, so TensorFlow keeps the bf16 the
-#   export was asked for.
+#   export was asked for;
+# * precision="int8" on an export with the int8 ONNX file: ONNX Runtime (the file holds its
+#   fused ops; on the EPYC the fastest int8 of ours, ahead of TFLite's int8 file);
+# * an ONNX file given by path: ONNX Runtime when installed, else OpenVINO (our float32 graph
+#   is plain ONNX; OpenVINO ran it slower than ORT on the EPYC).
 def auto_backend(artifact: Artifact, features: Mapping[str, bool] | None = None,
-                 have: Callable[[str], bool] = installed) -> str:
+                 have: Callable[[str], bool] = installed, precision: str | None = None) -> str:
     """The engine `backend="auto"` picks for `artifact` (see AUTO_RULE)."""
+    onnx_only = artifact.saved_model is None and artifact.openvino is None and artifact.onnx
+    if precision == "int8" or onnx_only:
+        engines = (("onnxruntime", "onnxruntime"),) + (
+            (("openvino", "openvino"),) if precision != "int8" else ())
+        for engine, package in engines:
+            if have(package):
+                return engine
+        raise ServingLoadError(f"{artifact.path}: an ONNX file needs onnxruntime"
+                               f"{' or openvino' if precision != 'int8' else ''} "
+                               "(pip install 'albert-tf[onnx]')")
     if artifact.saved_model is None and artifact.openvino is None:
         return "tflite"
     if artifact.saved_model is None:
@@ -178,7 +219,7 @@ def _tensorflow_engine(artifact: Artifact, num_threads: int | None) -> Callable[
 
     def run(inputs: Arrays) -> Arrays:
         out = signature(**{name: tf.constant(inputs[name]) for name in INPUT_NAMES})
-        return {name: out[name].numpy() for name in SERVING_OUTPUTS}
+        return {name: out[name].numpy() for name in artifact.outputs}
 
     run.keep_alive = loaded  # the signature needs its object alive
     return run
@@ -190,19 +231,32 @@ def _tflite_engine(artifact: Artifact, num_threads: int | None) -> Callable[[Arr
     with open(artifact.tflite, "rb") as f:
         runner = signature_runner(f.read(), num_threads)
     details = runner.get_input_details()
-    if sorted(details) != sorted(INPUT_NAMES):
-        raise ServingLoadError(f"{artifact.tflite}: not an encoder TFLite file (inputs "
-                               f"{sorted(details)}, expected {list(INPUT_NAMES)})")
-    length = int(details["input_word_ids"]["shape_signature"][1])
+    # The file's input name for each of ours: the encoder's own, or a task file's original ones.
+    names = {name: name for name in INPUT_NAMES}
+    if sorted(details) == sorted(ORIGINAL_INPUT_NAMES):
+        names = {ours: theirs for theirs, ours in ORIGINAL_INPUT_NAMES.items()}
+    elif sorted(details) != sorted(INPUT_NAMES):
+        raise ServingLoadError(f"{artifact.tflite}: not an ALBERT TFLite file (inputs "
+                               f"{sorted(details)}, expected {list(INPUT_NAMES)} or "
+                               f"{list(ORIGINAL_INPUT_NAMES)})")
+    shape = details[names["input_word_ids"]]["shape_signature"]
+    length, fixed_batch = int(shape[1]), int(shape[0]) == 1
     artifact.tflite_seq_length = artifact.tflite_seq_length or length
+    if not artifact.has_manifest:  # a bare .tflite file: whatever it returns
+        artifact.outputs = tuple(runner.get_output_details())
 
     def run(inputs: Arrays) -> Arrays:
         seq = inputs["input_word_ids"].shape[1]
         # Masked padding up to the file's fixed length: real tokens' outputs are unchanged.
-        padded = {name: np.pad(inputs[name], ((0, 0), (0, length - seq))) for name in INPUT_NAMES}
-        out = runner(**padded)
-        return {"sequence_output": out["sequence_output"][:, :seq],
-                "pooled_output": out["pooled_output"]}
+        padded = {names[name]: np.pad(inputs[name], ((0, 0), (0, length - seq)))
+                  for name in INPUT_NAMES}
+        if fixed_batch:  # a task file (batch 1): row by row
+            rows = [runner(**{k: v[i:i + 1] for k, v in padded.items()})
+                    for i in range(len(inputs["input_word_ids"]))]
+            out = {k: np.concatenate([row[k] for row in rows]) for k in artifact.outputs}
+        else:
+            out = runner(**padded)
+        return {k: out[k][:, :seq] if k in PER_TOKEN_OUTPUTS else out[k] for k in artifact.outputs}
 
     return run
 
@@ -215,7 +269,9 @@ def _openvino_engine(artifact: Artifact, num_threads: int | None, precision: str
         raise ServingLoadError(f"{artifact.path}: backend 'openvino' needs the openvino package "
                                "(pip install 'albert-tf[openvino]')") from None
     core = ov.Core()
-    if artifact.openvino:
+    if artifact.saved_model is None and artifact.openvino is None:
+        model = core.read_model(artifact.onnx)
+    elif artifact.openvino:
         model = core.read_model(artifact.openvino)
     else:
         model = ov.convert_model(artifact.saved_model)
@@ -232,15 +288,46 @@ def _openvino_engine(artifact: Artifact, num_threads: int | None, precision: str
     if missing:
         raise ServingLoadError(f"{artifact.path}: OpenVINO model lacks inputs {missing}")
     outputs = {name: next(p for p in compiled.outputs if name in p.get_names())
-               for name in SERVING_OUTPUTS}
+               for name in artifact.outputs}
 
     def run(inputs: Arrays) -> Arrays:
         result = request.infer({name: inputs[name] for name in names})
-        return {name: np.array(result[port], dtype=np.float32, copy=True)
+        # float outputs float32, a task's predictions int32, as the other engines give them
+        return {name: np.array(result[port], copy=True).astype(
+                    np.float32 if np.issubdtype(result[port].dtype, np.floating) else np.int32)
                 for name, port in outputs.items()}
 
     # What OpenVINO really runs: it falls back to f32 on CPUs without bf16 units.
     run.runs = str(compiled.get_property("INFERENCE_PRECISION_HINT"))
+    return run
+
+
+def _onnxruntime_engine(artifact: Artifact, num_threads: int | None, precision: str | None
+                        ) -> Callable[[Arrays], Arrays]:
+    try:
+        from albert_tf.export.onnx_artifacts import session  # noqa: PLC0415
+
+        onnx_session = session(artifact.onnx_int8 if precision == "int8" else artifact.onnx,
+                               num_threads)
+    except ImportError:
+        raise ServingLoadError(f"{artifact.path}: backend 'onnxruntime' needs the onnxruntime "
+                               "package (pip install 'albert-tf[onnx]')") from None
+    names = {i.name: i.type for i in onnx_session.get_inputs()}
+    outputs = [o.name for o in onnx_session.get_outputs()]
+    if sorted(names) != sorted(INPUT_NAMES) or not set(SERVING_OUTPUTS) <= set(outputs):
+        raise ServingLoadError(f"{artifact.path}: not an encoder ONNX file (inputs {sorted(names)}"
+                               f", outputs {outputs}; expected {list(INPUT_NAMES)} → "
+                               f"{list(SERVING_OUTPUTS)})")
+    as_int64 = names["input_word_ids"] == "tensor(int64)"
+    if artifact.max_seq_length is None:  # a bare .onnx file: our builder records it
+        limit = onnx_session.get_modelmeta().custom_metadata_map.get("max_seq_length")
+        artifact.max_seq_length = int(limit) if limit else None
+
+    def run(inputs: Arrays) -> Arrays:
+        feed = {name: inputs[name].astype(np.int64) if as_int64 else inputs[name]
+                for name in INPUT_NAMES}
+        return dict(zip(SERVING_OUTPUTS, onnx_session.run(list(SERVING_OUTPUTS), feed)))
+
     return run
 
 
@@ -282,11 +369,18 @@ def load_serving(path: str, backend: str = "auto", num_threads: int | None = Non
                  precision: str | None = None) -> ServingModel:
     """Loads `path` (see the module docstring) on `backend`. `num_threads`: the TFLite and
     OpenVINO engines' threads (TensorFlow's are set at its start). `precision`: OpenVINO's
-    inference precision ("f32" or "bf16"; default: bf16 for a bfloat16 export)."""
+    inference precision ("f32" or "bf16"; default: bf16 for a bfloat16 export), or "int8":
+    the export's dynamic-int8 ONNX file (onnxruntime)."""
     if backend not in BACKENDS:
         raise ServingLoadError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     artifact = Artifact(path)
-    chosen = auto_backend(artifact) if backend == "auto" else backend
+    if precision == "int8" and artifact.onnx_int8 is None:
+        raise ServingLoadError(f"{artifact.path}: precision 'int8' needs the export's int8 ONNX "
+                               "file (export_tfhub --onnx), which it lacks")
+    chosen = (auto_backend(artifact, precision=precision) if backend == "auto" else backend)
+    if precision == "int8" and chosen != "onnxruntime":
+        raise ServingLoadError(f"precision 'int8' (the int8 ONNX file, with ONNX Runtime's fused "
+                               f"ops) runs on onnxruntime only, not {chosen!r}")
     if chosen not in artifact.engines():
         raise ServingLoadError(f"{artifact.path}: backend {chosen!r} cannot run this artifact "
                                f"(it can: {', '.join(artifact.engines())})")
@@ -294,14 +388,19 @@ def load_serving(path: str, backend: str = "auto", num_threads: int | None = Non
         run = _tensorflow_engine(artifact, num_threads)
     elif chosen == "tflite":
         run = _tflite_engine(artifact, num_threads)
+    elif chosen == "onnxruntime":
+        run = _onnxruntime_engine(artifact, num_threads, precision)
     else:
         run = _openvino_engine(artifact, num_threads, precision)
     model = ServingModel(artifact, chosen, run)
+    onnx_file = artifact.onnx_int8 if precision == "int8" else artifact.onnx
     source = {"tensorflow": artifact.saved_model, "tflite": artifact.tflite,
-              "openvino": artifact.openvino or artifact.saved_model}[chosen]
+              "onnxruntime": onnx_file,
+              "openvino": artifact.openvino or artifact.saved_model or artifact.onnx}[chosen]
+    what = (artifact.tflite_quantization if chosen == "tflite" else
+            "int8" if precision == "int8" else artifact.compute_dtype)
     logging.info("load_serving: %s on %s%s (%s)", source, chosen,
-                 " (chosen by backend='auto')" if backend == "auto" else "",
-                 artifact.tflite_quantization if chosen == "tflite" else artifact.compute_dtype)
+                 " (chosen by backend='auto')" if backend == "auto" else "", what)
     return model
 
 

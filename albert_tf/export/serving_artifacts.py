@@ -13,20 +13,28 @@ precision when it compiles (bf16 on CPUs with bf16 units when asked, see serving
 TFLite file has a dynamic batch and a fixed sequence length (`tflite_seq_length`; TFLite's
 builtin ops cannot expand the attention mask of an unknown length); the loader pads shorter
 inputs with masked positions, which leaves the outputs of real tokens unchanged.
+
+A task export (`run_classifier.py`/`run_squad.py --export_dir`; `write_task_serving_artifacts`)
+holds the same `serving/` graph of the task model (its outputs: logits, probabilities,
+predictions; start_logits, end_logits), in bfloat16 when the run's --dtype is, else float32;
+`openvino/albert_model.xml` with --openvino_ir; and serving.json, which also lists the task's
+TFLite file `albert_model.tflite` (batch 1, the original's input names `input_ids`,
+`input_mask`, `segment_ids`), written as before by albert_tf/export/tflite.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from albert_tf.export import tflite
-from albert_tf.export.serving_graph import (SERVING_DIR, SERVING_OUTPUTS, describe, float32_copy,
+from albert_tf.export.serving_graph import (ORIGINAL_INPUT_NAMES, SERVING_DIR, SERVING_OUTPUTS,
+                                            OutputsFn, describe, encoder_outputs, float32_copy,
                                             frozen_serving_function, save_serving_model)
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
@@ -34,9 +42,14 @@ MANIFEST = "serving.json"
 TFLITE_ENCODER_FILE = "albert_encoder.tflite"
 OPENVINO_DIR = "openvino"
 OPENVINO_FILE = "albert_encoder.xml"
+OPENVINO_TASK_FILE = "albert_model.xml"  # a task export's IR, named like its albert_model.tflite
 # Max |TFLite − TF| on the check input of a float32 file, relative to the outputs' magnitude.
 # Quantized files are only checked for finite outputs (their error is the quantization's).
 FLOAT_TFLITE_TOLERANCE = 1e-4
+# A task export's serving graph vs its Keras model (the encoder export's bounds, export_tfhub):
+# float32 absolute; bfloat16 relative to each output's largest magnitude.
+SERVING_TOLERANCE = 1e-5
+BF16_RELATIVE_TOLERANCE = 2.0 ** -5
 
 
 class ServingExportError(RuntimeError):
@@ -87,24 +100,27 @@ def write_encoder_tflite(encoder: AlbertEncoder, path: str, quantization: str,
     return {"file": os.path.basename(path), "quantization": quantization, "seq_length": seq_length}
 
 
-def write_openvino_ir(encoder: AlbertEncoder, directory: str) -> dict[str, Any]:
-    """Converts the frozen float32 serving graph to OpenVINO IR in `directory`; needs the
-    `openvino` package (`pip install albert-tf[openvino]`)."""
+def write_openvino_ir(encoder: AlbertEncoder, directory: str,
+                      outputs_fn: OutputsFn = encoder_outputs,
+                      file_name: str = OPENVINO_FILE) -> dict[str, Any]:
+    """Converts the frozen float32 serving graph (of an encoder, or of a float32 task model with
+    its `outputs_fn`) to OpenVINO IR `directory/file_name`; needs the `openvino` package
+    (`pip install albert-tf[openvino]`)."""
     try:
         import openvino as ov  # noqa: PLC0415  (optional dependency)
     except ImportError:
         raise ServingExportError("--openvino_ir needs the openvino package "
                                  "(pip install 'albert-tf[openvino]')") from None
     os.makedirs(directory, exist_ok=True)
-    fn = frozen_serving_function(float32_copy(encoder))
+    fn = frozen_serving_function(float32_copy(encoder), outputs_fn=outputs_fn)
     model = ov.convert_model(fn)
     for port, name in zip(model.inputs, INPUT_NAMES):  # keep our input names whatever OV infers
         if name not in port.get_names():
             port.get_tensor().set_names({name} | set(port.get_names()))
-    xml = os.path.join(directory, OPENVINO_FILE)
+    xml = os.path.join(directory, file_name)
     ov.save_model(model, xml, compress_to_fp16=False)
     logging.info("Wrote %s (OpenVINO IR, float32 weights)", xml)
-    return {"file": os.path.join(OPENVINO_DIR, OPENVINO_FILE)}
+    return {"file": os.path.join(OPENVINO_DIR, file_name)}
 
 
 def write_serving_artifacts(encoder: AlbertEncoder, export_dir: str,
@@ -125,8 +141,78 @@ def write_serving_artifacts(encoder: AlbertEncoder, export_dir: str,
             tflite_seq_length)
     if openvino_ir:
         manifest["openvino"] = write_openvino_ir(encoder, os.path.join(export_dir, OPENVINO_DIR))
+    _write_manifest(export_dir, manifest)
+    return manifest
+
+
+def _write_manifest(export_dir: str, manifest: dict[str, Any]) -> None:
     with open(os.path.join(export_dir, MANIFEST), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=2)
+
+
+def task_tflite_entry(quantization: str, seq_length: int) -> dict[str, Any]:
+    """serving.json's entry for a task export's albert_model.tflite (tflite.py): batch 1, fixed
+    length, the original's input names."""
+    return {"file": tflite.TFLITE_FILE, "quantization": quantization, "seq_length": seq_length,
+            "batch_size": 1,
+            "inputs": {ours: theirs for theirs, ours in ORIGINAL_INPUT_NAMES.items()}}
+
+
+def _check_task_serving(saved_model: str, model: Any, outputs_fn: OutputsFn,
+                        seq_length: int) -> float:
+    """The written serving graph vs the Keras model on a sample (float outputs; an argmax can
+    flip on a near tie and is not compared); raises ServingExportError beyond the bound."""
+    sample = check_inputs(model.config.vocab_size, 2, seq_length)
+    want = {k: v.numpy() for k, v in outputs_fn(model(sample, training=False)).items()}
+    signature = tf.saved_model.load(saved_model).signatures["serving_default"]
+    got = {k: v.numpy() for k, v in signature(**{k: tf.constant(v)
+                                                 for k, v in sample.items()}).items()}
+    floats = [k for k in want if np.issubdtype(want[k].dtype, np.floating)]
+    if sorted(got) != sorted(want) or any(got[k].dtype != np.float32 for k in floats):
+        raise ServingExportError(f"{saved_model}: outputs {sorted(got)} differ in names or "
+                                 f"dtypes from the model's {sorted(want)}")
+    relative = str(model.compute_dtype) != "float32"
+    difference = max(float(np.abs(got[k] - want[k]).max())
+                     / (max(float(np.abs(want[k]).max()), 1e-30) if relative else 1.0)
+                     for k in floats)
+    bound = BF16_RELATIVE_TOLERANCE if relative else SERVING_TOLERANCE
+    if not difference <= bound:
+        raise ServingExportError(f"{saved_model}: the serving graph differs from the Keras model "
+                                 f"by {difference:.3g} (expected ≤ {bound:.3g}"
+                                 f"{', relative' if relative else ''})")
+    return difference
+
+
+def write_task_serving_artifacts(model: Any, float32_model: Any, export_dir: str,
+                                 outputs_fn: OutputsFn, outputs: Sequence[str], task: str,
+                                 seq_length: int, tflite_entry: dict[str, Any] | None = None,
+                                 openvino_ir: bool = False, **extra: Any) -> dict[str, Any]:
+    """Writes a fine-tuned task model's serving/ graph, the optional OpenVINO IR and
+    serving.json into `export_dir` (an existing, staged directory); returns the manifest.
+
+    `model`: the trained model; its serving graph is bfloat16 when the model computes in
+    bfloat16, else `float32_model`'s (float16 has no fast CPU path; the OpenVINO IR is always
+    float32 weights). `outputs_fn` maps the model's outputs to `outputs`; `seq_length` is the
+    task's max_seq_length (the sample the graph is checked on); `tflite_entry`: the manifest
+    entry of the TFLite file the export wrote (`task_tflite_entry`); `extra`: more manifest
+    keys (e.g. the classifier's threshold)."""
+    serving_model = model if str(model.compute_dtype) == "bfloat16" else float32_model
+    if str(float32_model.compute_dtype) != "float32":
+        raise ValueError(f"float32_model computes in {float32_model.compute_dtype}, not float32")
+    manifest = {"task": task, **describe(serving_model), "outputs": list(outputs), **extra}
+    saved_model = os.path.join(export_dir, SERVING_DIR)
+    save_serving_model(serving_model, saved_model, outputs_fn)
+    manifest["saved_model"] = SERVING_DIR
+    difference = _check_task_serving(saved_model, serving_model, outputs_fn, seq_length)
+    logging.info("Wrote %s (%s; max difference to the Keras model %.2g)", saved_model,
+                 manifest["compute_dtype"], difference)
+    if tflite_entry is not None:
+        manifest["tflite"] = dict(tflite_entry)
+    if openvino_ir:
+        manifest["openvino"] = write_openvino_ir(float32_model,
+                                                 os.path.join(export_dir, OPENVINO_DIR),
+                                                 outputs_fn, OPENVINO_TASK_FILE)
+    _write_manifest(export_dir, manifest)
     return manifest
 
 

@@ -15,13 +15,17 @@ computation with:
 
 The numbers are the Keras model's: freezing replaces variable reads by their values and nothing
 else (tests/export/test_serving.py checks 1e-5 against the Keras model).
+
+A fine-tuned task model (classifier, SQuAD span labeler) takes the same three inputs: with its
+`outputs_fn` (e.g. logits → probabilities, predictions) the same functions write its serving
+graph (glue/export.py, squad/export.py; tests/export/test_task_serving.py).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any
+from typing import Any, Callable, Mapping
 
 import tensorflow as tf
 from tensorflow.python.framework.convert_to_constants import (  # no public equivalent
@@ -32,6 +36,12 @@ from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
 SERVING_DIR = "serving"  # the frozen SavedModel inside an encoder export directory
 SERVING_OUTPUTS = ("sequence_output", "pooled_output")
+# A task export's TFLite file takes the original's input names (tflite.py) → ours, INPUT_NAMES.
+ORIGINAL_INPUT_NAMES = {"input_ids": "input_word_ids", "input_mask": "input_mask",
+                        "segment_ids": "input_type_ids"}
+
+# The model's inference outputs → the serving graph's named outputs.
+OutputsFn = Callable[[Mapping[str, tf.Tensor]], dict[str, tf.Tensor]]
 
 
 def serving_specs(seq_length: int | None = None) -> dict[str, tf.TensorSpec]:
@@ -39,21 +49,25 @@ def serving_specs(seq_length: int | None = None) -> dict[str, tf.TensorSpec]:
     return {name: tf.TensorSpec([None, seq_length], tf.int32, name=name) for name in INPUT_NAMES}
 
 
-def _outputs(encoder: AlbertEncoder, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-    out = encoder({name: inputs[name] for name in INPUT_NAMES}, training=False)
+def encoder_outputs(out: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+    """An encoder's serving outputs: sequence_output and pooled_output in float32."""
     return {name: tf.cast(out[name], tf.float32) for name in SERVING_OUTPUTS}
 
 
-def frozen_serving_function(encoder: AlbertEncoder, seq_length: int | None = None
+def frozen_serving_function(encoder: AlbertEncoder, seq_length: int | None = None,
+                            outputs_fn: OutputsFn = encoder_outputs
                             ) -> tf.types.experimental.GenericFunction:
-    """A tf.function of the three int32 inputs (keyword arguments) → {sequence_output,
-    pooled_output}, whose graph holds the encoder's weights as constants."""
+    """A tf.function of the three int32 inputs (keyword arguments) → outputs_fn of the model's
+    inference outputs (default: an encoder's {sequence_output, pooled_output}), whose graph
+    holds the weights as constants. `encoder`: an AlbertEncoder or a task model taking the same
+    inputs."""
     specs = serving_specs(seq_length)
 
     @tf.function(input_signature=[specs[name] for name in INPUT_NAMES])
     def live(input_word_ids, input_mask, input_type_ids):
-        return _outputs(encoder, {"input_word_ids": input_word_ids, "input_mask": input_mask,
-                                  "input_type_ids": input_type_ids})
+        inputs = {"input_word_ids": input_word_ids, "input_mask": input_mask,
+                  "input_type_ids": input_type_ids}
+        return outputs_fn(encoder(inputs, training=False))
 
     concrete = live.get_concrete_function()
     constant = convert_variables_to_constants_v2(concrete)
@@ -66,11 +80,12 @@ def frozen_serving_function(encoder: AlbertEncoder, seq_length: int | None = Non
     return frozen
 
 
-def save_serving_model(encoder: AlbertEncoder, path: str) -> str:
+def save_serving_model(encoder: AlbertEncoder, path: str,
+                       outputs_fn: OutputsFn = encoder_outputs) -> str:
     """Writes a SavedModel whose only signature, `serving_default`, is the frozen serving graph
-    (no variables), with the encoder's config as the asset albert_config.json."""
+    (no variables), with the model's config as the asset albert_config.json."""
     module = tf.Module()
-    module.serve = frozen_serving_function(encoder)
+    module.serve = frozen_serving_function(encoder, outputs_fn=outputs_fn)
     with tempfile.TemporaryDirectory() as scratch:
         config_file = os.path.join(scratch, CONFIG_ASSET)
         encoder.config.to_json_file(config_file)

@@ -6,8 +6,6 @@
   (tokenizer contents, data contents, every feature setting) matches; ours are rebuilt when
   stale, user-named ones refused.
 * `objective` — softmax cross-entropy objective with accuracy, and its numpy twins.
-* `checkpoint_eval` — evaluate each saved checkpoint once, keep the best as
-  `model.ckpt-best` (faithfulness §8.6).
 * `inference` — `Predictor`: chosen model outputs and passthrough keys over a whole dataset,
   in order, under the strategy, traced once for any batch size and sequence length.
 * `run` — `FineTuningRun`, the path every task (GLUE, SQuAD, RACE) takes: build the model →

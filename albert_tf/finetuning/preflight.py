@@ -132,14 +132,3 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
     finally:
         random.setstate(random_state)
 
-
-def check_pretraining_init_checkpoint(config: AlbertConfig, opts: Any) -> None:
-    """`check_init_checkpoint` for run_pretraining: the pretrainer (MLM + SOP heads required,
-    as its warm start) with `opts.init_from_group0`."""
-    from albert_tf.checkpoints import warm_start  # pylint: disable=import-outside-toplevel
-    from albert_tf.models import AlbertPretrainer
-
-    check_init_checkpoint(
-        lambda: AlbertPretrainer(config), opts,
-        check=lambda model, path: warm_start(
-            model, path, init_from_group0=getattr(opts, "init_from_group0", False), dry_run=True))

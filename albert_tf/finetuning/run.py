@@ -28,12 +28,10 @@ from absl import logging
 
 from albert_tf.checkpoints.warm_starting import RestoreReport, head_parts, warm_start
 from albert_tf.finetuning.bucketing import LengthBuckets, uses_static_shapes
-from albert_tf.finetuning.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator,
-                                                  numbered_checkpoints)
 from albert_tf.finetuning.inference import Predictor
 from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
-from albert_tf.training.checkpoint_poll import PollSettings, follow_checkpoints
-from albert_tf.training.checkpointing import checkpoint_problem
+from albert_tf.training.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator, PollSettings,
+                                                follow_training, numbered_checkpoints)
 from albert_tf.training.summaries import write_scalars
 
 
@@ -77,7 +75,7 @@ class FixedStepOptions(FineTuningOptions):
     eval_batch_size: int = 8
     train_step: int = 1000
     warmup_step: int = 0
-    # Side-car evaluation (--do_eval without --do_train): `checkpoint_poll`.
+    # Side-car evaluation (--do_eval without --do_train): `training.checkpoint_eval`.
     eval_poll_secs: float = 60.0
     eval_timeout_secs: float = 3600.0
 
@@ -285,21 +283,12 @@ class FineTuningRun(abc.ABC):
 
     def follow_training(self, final_step: int, settings: PollSettings) -> None:
         """Polls output_dir beside a trainer: each new checkpoint evaluated once, in step
-        order, until `final_step` (`checkpoint_poll.follow_checkpoints`)."""
-        evaluator = self.evaluator
-
-        def evaluate(step: int, prefix: str) -> None:
-            results = evaluator.evaluate_if_present(step, prefix)
-            if results is not None:
-                self.eval_results.append(results)
-
-        follow_checkpoints(lambda: numbered_checkpoints(self.opts.output_dir), evaluate,
-                           final_step, evaluator.last_step, settings, self.opts.output_dir,
-                           final_step_flag="--train_step",
-                           ready=lambda prefix: checkpoint_problem(prefix) is None,
-                           hint=(" (To evaluate the initial weights instead of following a "
-                                 "training run, pass --train_step=0.)"
-                                 if self.has_initial_weights else ""))
+        order, until `final_step` (`checkpoint_eval.follow_training`)."""
+        follow_training(self.evaluator, final_step, settings, final_step_flag="--train_step",
+                        hint=(" (To evaluate the initial weights instead of following a "
+                              "training run, pass --train_step=0.)"
+                              if self.has_initial_weights else ""),
+                        results=self.eval_results)
 
     def load_best_weights(self) -> str:
         """Loads model.ckpt-best, else the newest checkpoint, else the initial weights."""

@@ -6,8 +6,12 @@ Input: a batch of serialized `tf.train.Example` strings with `input_ids`, `input
 output [B]) and, when `threshold_to_export` is set, a constant `threshold`. Beside it in the
 directory, `albert_model.tflite`: int32 [1, S] `input_ids`, `input_mask`, `segment_ids` →
 `logits`, `probabilities`, `predictions` (no `threshold`), quantized by `--tflite_quantization`
-(albert_tf/export/tflite.py). The directory is written under a temporary name and renamed
-when complete.
+(albert_tf/export/tflite.py). Also beside it (albert_tf/export/serving_artifacts.py):
+`serving/`, the frozen serving graph for engines — int32 `[batch, seq]` `input_word_ids`,
+`input_mask`, `input_type_ids` → `logits`, `probabilities`, `predictions` — in bfloat16 when the
+model computes in bfloat16 (`--dtype=bfloat16`), else float32; with `openvino_ir`,
+`openvino/albert_model.xml`; and `serving.json`, so that `albert_tf.export.load_serving(export_dir)`
+runs any of them. The directory is written under a temporary name and renamed when complete.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.export.serving_artifacts import task_tflite_entry, write_task_serving_artifacts
 from albert_tf.export.staging import replaced_directory
 from albert_tf.export.tflite import TFLITE_FILE, token_function, write_tflite
 from albert_tf.finetuning.records import FEATURE_TO_INPUT, INPUT_FEATURES
+
+CLASSIFIER_OUTPUTS = ("logits", "probabilities", "predictions")
 
 
 class _ServingModule(tf.Module):
@@ -58,9 +65,10 @@ def classifier_outputs(model_outputs, is_regression: bool) -> dict[str, tf.Tenso
 def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
                       is_regression: bool, threshold_to_export: float = float("nan"),
                       tflite_quantization: str = "none", vocab_size: int | None = None,
-                      tflite_model: keras.Model | None = None) -> str:
-    """Writes the serving SavedModel and `albert_model.tflite` to `export_dir` (replacing an
-    older export there). `tflite_model`: a float32 copy for the TFLite file (default `model`)."""
+                      tflite_model: keras.Model | None = None, openvino_ir: bool = False) -> str:
+    """Writes the serving SavedModel, `albert_model.tflite`, `serving/`, `serving.json` and with
+    `openvino_ir` the OpenVINO IR to `export_dir` (replacing an older export there).
+    `tflite_model`: a float32 copy for the TFLite file and the OpenVINO IR (default `model`)."""
     threshold = None if threshold_to_export is None or math.isnan(threshold_to_export) \
         else float(threshold_to_export)
     module = _ServingModule(model, max_seq_length, is_regression, threshold)
@@ -71,6 +79,11 @@ def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
                               lambda out: classifier_outputs(out, is_regression))
         write_tflite(lite, os.path.join(staging, TFLITE_FILE), tflite_quantization,
                      vocab_size or lite_model.config.vocab_size)
+        extra = {} if threshold is None else {"threshold": threshold}
+        write_task_serving_artifacts(
+            model, lite_model, staging, lambda out: classifier_outputs(out, is_regression),
+            CLASSIFIER_OUTPUTS, "regression" if is_regression else "classifier", max_seq_length,
+            task_tflite_entry(tflite_quantization, max_seq_length), openvino_ir, **extra)
     logging.info("Exported serving model to %s%s", export_dir,
                  "" if threshold is None else f" (threshold {threshold})")
     return export_dir

@@ -56,6 +56,7 @@ class GlueRunOptions(FixedStepOptions):
     export_dir: str | None = None
     threshold_to_export: float = float("nan")
     tflite_quantization: str = "none"  # ours: the TFLite file beside the export
+    openvino_ir: bool = False  # ours: the OpenVINO IR beside the export
 
 
 @dataclasses.dataclass
@@ -198,7 +199,8 @@ class GlueRun(FineTuningRun):
         self.result.export_dir = export_classifier(
             self.trainer.model, self.opts.export_dir, self.opts.max_seq_length,
             self.task.is_regression, self.opts.threshold_to_export,
-            self.opts.tflite_quantization, self.config.vocab_size, self.float32_model())
+            self.opts.tflite_quantization, self.config.vocab_size, self.float32_model(),
+            openvino_ir=self.opts.openvino_ir)
 
 
 def run(opts: GlueRunOptions, strategy: tf.distribute.Strategy | None = None) -> GlueRunResult:

@@ -84,6 +84,7 @@ class SquadRunOptions(FineTuningOptions):
     null_threshold_rule: str = "original"
     null_score_diff_threshold: float | None = None
     tflite_quantization: str = "none"
+    openvino_ir: bool = False
 
 
 @dataclasses.dataclass
@@ -337,7 +338,8 @@ class SquadRun(FineTuningRun):
         opts = self.opts
         self.result.export_dir = export_squad_v1(self.float32_model(), opts.export_dir,
                                                  opts.max_seq_length, self.config.vocab_size,
-                                                 opts.tflite_quantization)
+                                                 opts.tflite_quantization, opts.openvino_ir,
+                                                 trained_model=self.trainer.model)
 
     def log_skips(self) -> None:
         for line in self.result.skips.summary_lines():

@@ -15,7 +15,7 @@ _EXPORTS = {
     "STRATEGIES": "choices", "DTYPE_POLICIES": "choices", "OPTIMIZER_NAMES": "choices",
     "get_strategy": "distribute", "tpu_cluster_resolver": "distribute",
     "Callback": "loop", "LoopConfig": "loop", "NonFiniteLossError": "errors", "Trainer": "loop",
-    "write_eval_results": "loop",
+    "write_eval_results": "checkpoint_eval",
     "MeanLossObjective": "objective", "Objective": "objective",
     "AdamW": "optimizers", "LAMB": "optimizers", "OPTIMIZERS": "optimizers",
     "WarmupPolynomialDecay": "optimizers", "create_optimizer": "optimizers",

@@ -1,6 +1,11 @@
 """Training errors, importable without TensorFlow (scripts catch them to print one line)."""
 
 
+class CheckpointWaitTimeout(TimeoutError):
+    """Side-car evaluation: no new checkpoint appeared within --eval_timeout_secs (one line,
+    exit status 1; `albert_tf.training.checkpoint_eval.follow_checkpoints`)."""
+
+
 class NonFiniteLossError(RuntimeError):
     """Training stopped because the loss became NaN or infinite; no checkpoint was written."""
 

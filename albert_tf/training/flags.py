@@ -109,9 +109,19 @@ def define_tflite_flag(flag_values: flags.FlagValues = flags.FLAGS) -> None:
                  flag_values=flag_values)
 
 
+def define_openvino_flag(ir_file: str = "openvino/albert_model.xml",
+                         flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """--openvino_ir: also write the OpenVINO IR `ir_file` of the export's serving graph
+    (`albert_tf.export.serving_artifacts`; idempotent)."""
+    _define_once(flags.DEFINE_bool, "openvino_ir", False,
+                 f"Also write {ir_file} (+ .bin): the OpenVINO IR of the frozen serving graph, "
+                 "float32 weights, for albert_tf.export.load_serving(backend='openvino'); needs "
+                 "pip install 'albert-tf[openvino]'.", flag_values=flag_values)
+
+
 def define_eval_poll_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     """--eval_poll_secs and --eval_timeout_secs of side-car evaluation (--do_eval without
-    --do_train: `albert_tf.training.checkpoint_poll`; idempotent). Register them as
+    --do_train: `albert_tf.training.checkpoint_eval`; idempotent). Register them as
     POSITIVE float flags."""
     define = functools.partial(_define_once, flag_values=flag_values)
     define(flags.DEFINE_float, "eval_poll_secs", 60.0,

@@ -27,10 +27,11 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.atomic_files import atomic_file
+from albert_tf.models.recompute import enable_recompute
 from albert_tf.training import distribute, hardware, preemption
 from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES
-from albert_tf.training.checkpointing import TrainingCheckpoint, keyed_variables
+from albert_tf.training.checkpoint_eval import RESULTS_FILE, write_eval_results
+from albert_tf.training.checkpointing import TrainingCheckpoint, restore_model
 from albert_tf.training.clipping import OccurrenceNormRule, clip_by_norm, global_norm
 from albert_tf.training.errors import NonFiniteLossError, WorkerLostError
 from albert_tf.training.objective import Objective
@@ -38,7 +39,6 @@ from albert_tf.training.optimizers import (LoopOptimizer, learning_rate_at, matc
                                            prepare_for_loop)
 from albert_tf.training.summaries import write_scalars
 
-EVAL_RESULTS_FILE = "eval_results.txt"
 _MAX_STEPS = 2**31 - 1
 
 
@@ -101,39 +101,12 @@ class Callback:
         """After a checkpoint is written (path is None on non-chief workers)."""
 
 
-def write_eval_results(path: str, results: Mapping[str, Any]) -> None:
-    """`key = value` lines, sorted by key, as the original; written atomically."""
-    with atomic_file(path) as f:
-        for key in sorted(results):
-            f.write(f"{key} = {results[key]}\n")
-
-
 def _split(structure: Any, index: tf.Tensor, parts: int) -> Any:
     """Micro-batch `index` of `parts` equal slices along the batch axis."""
     def take(x):
         size = tf.shape(x)[0] // parts
         return x[index * size:(index + 1) * size]
     return tf.nest.map_structure(take, structure)
-
-
-def enable_recompute(model: keras.Model) -> int:
-    """Sets `recompute_grad = True` on every layer of `model` (nested models included)
-    that has that attribute (AlbertEncoder's transformer stack); returns how many.
-
-    Raises ValueError when no layer offers recomputation.
-    """
-    def walk(layer):
-        for child in getattr(layer, "layers", ()):
-            yield child
-            yield from walk(child)
-
-    stacks = {id(layer): layer for layer in walk(model) if hasattr(layer, "recompute_grad")}
-    if not stacks:
-        raise ValueError(f"recompute_grad: no layer of {model.name} supports recomputation "
-                         "(an encoder loaded from a SavedModel/TF-Hub export cannot)")
-    for layer in stacks.values():
-        layer.recompute_grad = True
-    return len(stacks)
 
 
 def _format(logs: Mapping[str, float]) -> str:
@@ -344,21 +317,12 @@ class Trainer:
         return eval_loop
 
     # ----- public API -----
-    def input_context(self) -> tf.distribute.InputContext:
-        """This worker's InputContext: one input pipeline per worker, replicas in sync."""
-        return distribute.input_context(self.strategy)
-
     @property
     def per_occurrence_variables(self) -> list[str]:
         """Paths of the variables whose gradient the global norm counts per token occurrence
         (Q35; known once a train step has been traced)."""
         return [v.path for v, flagged in zip(self.trainable_variables, self._per_occurrence)
                 if flagged]
-
-    def learning_rate(self, step: int | None = None) -> float:
-        """The optimizer's learning rate at `step` (default: the current global step)."""
-        step = int(self.global_step.numpy()) if step is None else step
-        return learning_rate_at(self.optimizer, step)
 
     def _metric_logs(self, metrics: Mapping[str, keras.metrics.Metric]) -> dict[str, float]:
         return {name: float(metric.result()) for name, metric in metrics.items()}
@@ -389,7 +353,7 @@ class Trainer:
         # warning that their random state is not saved (their resume is then approximate).
         options = tf.data.Options()
         options.experimental_external_state_policy = tf.data.experimental.ExternalStatePolicy.WARN
-        iterator = iter(dataset_fn(self.input_context()).with_options(options))
+        iterator = iter(dataset_fn(distribute.input_context(self.strategy)).with_options(options))
         self.checkpoint.attach_iterator(iterator)
         restored = self.checkpoint.restore_latest()
         if restored:
@@ -518,7 +482,7 @@ class Trainer:
         rate = steps / seconds if seconds > 0 else 0.0
         logs = {"loss": loss / max(steps, 1), **self._metric_logs(self.train_metrics),
                 "gradient_norm": gradient_norm,
-                "learning_rate": self.learning_rate(step - 1 if step else 0),
+                "learning_rate": learning_rate_at(self.optimizer, step - 1 if step else 0),
                 "examples_per_second": rate * cfg.train_batch_size,
                 "steps_per_second": rate}
         eta = datetime.timedelta(seconds=int((cfg.num_train_steps - step) / rate)) if rate else "?"
@@ -532,17 +496,10 @@ class Trainer:
 
     def restore_model(self, path: str | None = None) -> str:
         """Loads model weights from `path` or the latest checkpoint of output_dir (for eval)."""
-        path = path or tf.train.latest_checkpoint(self.config.output_dir)
-        if not path:
-            raise FileNotFoundError(f"no checkpoint found in {self.config.output_dir}")
-        checkpoint = tf.train.Checkpoint(model=keyed_variables(self.model.variables),
-                                         global_step=self.global_step)
-        checkpoint.read(path).expect_partial()
-        logging.info("Restored model weights from %s (step %d)", path, int(self.global_step.numpy()))
-        return path
+        return restore_model(self.model, self.global_step, self.config.output_dir, path)
 
     def evaluate(self, dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset],
-                 steps: int | None = None, results_file: str | None = EVAL_RESULTS_FILE
+                 steps: int | None = None, results_file: str | None = RESULTS_FILE
                  ) -> dict[str, float]:
         """Metrics over `steps` batches (None: until the dataset ends), plus `loss` (mean over
         batches of the batch loss) and `global_step`; written to output_dir/results_file."""

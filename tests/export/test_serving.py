@@ -21,9 +21,11 @@ from albert_tf import checkpoints, export_tfhub
 from albert_tf.export import load_serving
 from albert_tf.export.serving import ServingLoadError, auto_backend, cpu_features, installed
 from albert_tf.export.serving_artifacts import write_serving_artifacts
-from albert_tf.models import AlbertClassifier, AlbertPretrainer
+from albert_tf.models import AlbertPretrainer
 from albert_tf.models.encoder import AlbertEncoder
 from tests.conftest import random_inputs, tiny_config
+from tests.export import finetuned
+from tests.export.finetuned import argmax_agreement, fine_tuned_classifier
 
 KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 TOLERANCE = 1e-5
@@ -165,50 +167,21 @@ def test_bfloat16_serving_graph_within_the_stated_bound(tmp_path):
             assert float(np.abs(got["pooled_output"] - want["pooled_output"].numpy()).max()) > 0
 
 
-def _bag_of_words_task(count: int, seq: int, vocab: int, seed: int):
-    """Label 1 when most of a row's tokens are below vocab/2: a task a 2-layer model learns in
-    a few hundred steps, with margins like a real fine-tuned classifier's."""
-    rng = np.random.default_rng(seed)
-    share = rng.uniform(0.1, 0.9, (count, 1))
-    low = rng.uniform(size=(count, seq)) < share
-    ids = np.where(low, rng.integers(2, vocab // 2, (count, seq)),
-                   rng.integers(vocab // 2, vocab, (count, seq))).astype(np.int32)
-    labels = (low.mean(axis=1) > 0.5).astype(np.int32)
-    inputs = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
-              "input_type_ids": np.zeros_like(ids)}
-    return inputs, labels
-
-
 def test_dynamic_int8_keeps_a_fine_tuned_classifiers_argmax(tmp_path, capsys):
-    keras.utils.set_random_seed(1)
-    config = tiny_config(vocab_size=100)
-    classifier = AlbertClassifier(config, 2)
-    train, train_labels = _bag_of_words_task(2048, TFLITE_SEQ, config.vocab_size, seed=0)
-    dev, _ = _bag_of_words_task(400, TFLITE_SEQ, config.vocab_size, seed=1)
-    model = keras.Model(classifier.input, classifier(classifier.input)["logits"])
-    model.compile(optimizer=keras.optimizers.Adam(3e-3),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
-    history = model.fit(train, train_labels, batch_size=64, epochs=4, verbose=0)
-    assert history.history["accuracy"][-1] > 0.9  # it did learn the task
+    classifier, dev = fine_tuned_classifier()
     path = str(tmp_path / "int8")
     os.makedirs(path)
     write_serving_artifacts(classifier.encoder, path, tflite_quantization="dynamic_int8",
-                            tflite_seq_length=TFLITE_SEQ)
+                            tflite_seq_length=finetuned.SEQ)
     int8 = load_serving(path, backend="tflite")
     assert int8.artifact.tflite_quantization == "dynamic_int8"
-    pooled = int8(dev)["pooled_output"]
-    want_pooled = classifier.encoder(dev, training=False)["pooled_output"].numpy()
-    logits = classifier.classifier_head(tf.constant(pooled), training=False).numpy()
-    want = classifier(dev, training=False)["logits"].numpy()
-    agreement = float(np.mean(logits.argmax(-1) == want.argmax(-1)))
-    difference = float(np.abs(pooled - want_pooled).max())
+    agreement, difference, scale = argmax_agreement(classifier, dev, int8(dev)["pooled_output"])
     with capsys.disabled():
-        print(f"\nint8 encoder TFLite: argmax agreement {agreement:.4f} on {len(want)} dev rows, "
-              f"max |pooled int8 − fp32| = {difference:.3g} (pooled max |x| "
-              f"{np.abs(want_pooled).max():.3g})")
-    assert agreement >= 0.99
-    assert 0 < difference < 0.1 * float(np.abs(want_pooled).max())  # quantized, not broken
+        print(f"\nint8 encoder TFLite: argmax agreement {agreement:.4f} on {len(dev['input_mask'])}"
+              f" dev rows, max |pooled int8 − fp32| = {difference:.3g} (pooled max |x| "
+              f"{scale:.3g})")
+    assert agreement >= finetuned.MIN_AGREEMENT
+    assert 0 < difference < 0.1 * scale  # quantized, not broken
 
 
 def test_cpu_features_read_from_cpuinfo_text():

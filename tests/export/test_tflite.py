@@ -13,6 +13,9 @@ import tensorflow as tf
 
 from albert_tf.export.tflite import (TFLITE_FILE, TFLITE_INPUTS, TFLiteExportError, convert,
                                      signature_runner, token_function, write_tflite)
+from albert_tf.export import load_serving
+from albert_tf.export.serving import installed
+from albert_tf.finetuning.records import FEATURE_TO_INPUT
 from albert_tf.glue.export import classifier_outputs
 from albert_tf.models.classifier import AlbertClassifier
 from albert_tf.squad.runner import SquadRunError, SquadRunOptions, run
@@ -116,10 +119,15 @@ def test_run_squad_v1_export_dir_writes_saved_model_and_tflite(squad_config_file
     init = seeded_init_checkpoint(squad_config_file, str(tmp_path / "init"))
     options = reference_options(squad_config_file, text_assets.spm_model, tmp_path / "out", False,
                                 do_train=False, do_predict=False, init_checkpoint=init,
-                                export_dir=str(export_dir), tflite_quantization="none")
+                                export_dir=str(export_dir), tflite_quantization="none",
+                                openvino_ir=installed("openvino"))
     result = run(SquadRunOptions(**options))
     assert result.export_dir == str(export_dir)
-    assert sorted(os.listdir(export_dir)) == [TFLITE_FILE, "saved_model"]
+    # Ours beside the original's two (issue 21; tests/export/test_task_serving.py checks them
+    # against the Keras model): the frozen serving graph, serving.json, the OpenVINO IR.
+    openvino = ["openvino"] if installed("openvino") else []
+    assert sorted(os.listdir(export_dir)) == [TFLITE_FILE, *openvino, "saved_model", "serving",
+                                              "serving.json"]
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".")]  # no staging left
     seq = options["max_seq_length"]
     serve = tf.saved_model.load(str(export_dir / "saved_model")).signatures["serving_default"]
@@ -137,6 +145,11 @@ def test_run_squad_v1_export_dir_writes_saved_model_and_tflite(squad_config_file
         for name in lite:
             assert lite[name].shape == (1, seq)
             np.testing.assert_allclose(lite[name], saved[name].numpy(), atol=1e-4, rtol=0)
+        ours = {FEATURE_TO_INPUT[k]: v for k, v in example.items()}
+        for engine in ("tensorflow", "openvino") if installed("openvino") else ("tensorflow",):
+            served = load_serving(str(export_dir), backend=engine)(ours)
+            for name in lite:
+                np.testing.assert_allclose(served[name], saved[name].numpy(), atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize("overrides,message", [

@@ -225,7 +225,8 @@ def test_init_checkpoint_that_does_not_fit_stops_before_any_cache(
 ])
 def test_pretraining_init_checkpoint_is_checked_from_names_and_shapes(case, expected,
                                                                        bad_checkpoints):
-    from albert_tf.finetuning.preflight import check_pretraining_init_checkpoint
+    from albert_tf.pretraining.runner import (
+        check_init_checkpoint as check_pretraining_init_checkpoint)
 
     path = bad_checkpoints[case]
     options = SimpleNamespace(init_checkpoint=path, init_from_group0=False)
@@ -241,9 +242,10 @@ def test_fitting_checkpoints_pass_and_the_model_is_built_without_weights(bad_che
     the pretrainer's checkpoint, a 2-group pretrainer only with init_from_group0."""
     import tensorflow as tf
 
-    from albert_tf.finetuning.preflight import (check_init_checkpoint,
-                                                check_pretraining_init_checkpoint)
     from albert_tf.checkpoints import head_parts, warm_start
+    from albert_tf.finetuning.preflight import check_init_checkpoint
+    from albert_tf.pretraining.runner import (
+        check_init_checkpoint as check_pretraining_init_checkpoint)
     from albert_tf.models import AlbertClassifier
 
     config = tiny_config(vocab_size=1000, max_position_embeddings=128, hidden_size=48,

@@ -115,6 +115,15 @@ def test_export_serves_the_best_checkpoint(runs):
         features = tf.io.parse_single_example(record, spec)
         lite = runner(**{k: v.numpy().astype(np.int32)[None] for k, v in features.items()})
         np.testing.assert_allclose(lite["probabilities"][0], expected[row], atol=1e-5)
+    # And the frozen serving graph (issue 21) through load_serving, on the whole batch.
+    from albert_tf.export import load_serving
+    from albert_tf.finetuning.records import FEATURE_TO_INPUT
+
+    parsed = tf.io.parse_example(serialized, spec)
+    served = load_serving(result.export_dir)({FEATURE_TO_INPUT[k]: v.numpy()
+                                              for k, v in parsed.items()})
+    np.testing.assert_allclose(served["probabilities"], expected, atol=1e-5)
+    np.testing.assert_array_equal(served["predictions"], expected.argmax(-1))
 
 
 def test_evaluation_resumes_without_repeating(runs):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.training.pretraining import to_model_inputs
+from albert_tf.pretraining.records import to_model_inputs
 
 
 def make_examples(num_examples: int, vocab_size: int = 100, seq_len: int = 16,

@@ -16,7 +16,7 @@ from albert_tf.models import AlbertClassifier, AlbertPretrainer
 from albert_tf.training import Callback, LoopConfig, MeanLossObjective, Trainer, create_optimizer
 from albert_tf.training.clipping import OccurrenceNormRule
 from albert_tf.training.distribute import uses_one_hot_lookups
-from albert_tf.training.pretraining import PretrainingObjective
+from albert_tf.pretraining.modeling import PretrainingObjective
 from tests.conftest import tiny_config
 from tests.training.test_optimizers import reference_lr, reference_update
 

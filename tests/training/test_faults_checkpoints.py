@@ -23,7 +23,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.training import checkpointing
-from albert_tf.training.checkpoint_poll import PollSettings, follow_checkpoints
+from albert_tf.training.checkpoint_eval import PollSettings, follow_checkpoints
 from albert_tf.training.checkpointing import (CheckpointWriteError, TrainingCheckpoint,
                                               checkpoint_problem)
 from tests.training import fault_runs, processes

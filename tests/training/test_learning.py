@@ -19,7 +19,8 @@ from albert_tf import AlbertConfig
 from albert_tf.corpus import build_corpus, train_tiny_spm
 from albert_tf.models import AlbertPretrainer
 from albert_tf.training import Callback, LoopConfig, Trainer, create_optimizer
-from albert_tf.training.pretraining import PretrainingObjective, pretraining_dataset_fn
+from albert_tf.pretraining.modeling import PretrainingObjective
+from albert_tf.pretraining.records import pretraining_dataset_fn
 from tests.training import processes
 
 SEQ, PRED, VOCAB, STEPS, BATCH = 64, 10, 4000, 300, 64

@@ -13,8 +13,8 @@ import tensorflow as tf
 from albert_tf.models import AlbertPretrainer
 from albert_tf.training import (Callback, LoopConfig, NonFiniteLossError, Trainer,
                                 create_optimizer)
-from albert_tf.training.loop import enable_recompute
-from albert_tf.training.pretraining import METRIC_NAMES, PretrainingObjective
+from albert_tf.models.recompute import enable_recompute
+from albert_tf.pretraining.modeling import METRIC_NAMES, PretrainingObjective
 from tests.conftest import tiny_config
 from tests.training import synthetic
 

@@ -60,7 +60,7 @@ def test_evaluator_follows_the_trainer(pretraining_files, tmp_path):
             open(out / "model.ckpt-best.index", "rb") as g:
         assert f.read() == g.read()
     assert {f"model.ckpt-{s}.index" for s in (2, 4, 6)} <= set(os.listdir(out))
-    # (A restart resuming from best_trial.txt: tests/training/test_checkpoint_poll.py.)
+    # (A restart resuming from best_trial.txt: tests/training/test_checkpoint_eval_follow.py.)
 
 
 def test_no_checkpoint_within_the_timeout_is_one_line(pretraining_files, tmp_path):

@@ -7,8 +7,9 @@ call it directly, so both go through the same code and the same checks: float op
 config, every input file's records and summary (albert_tf.data.record_checks, sentence task
 included) before anything is built, and each batch's ids in the input pipeline
 (albert_tf.data.value_checks). `run` then checks --init_checkpoint against the model
-(albert_tf.finetuning.preflight) before the strategy or output_dir exist. Importing this
-module does not import TensorFlow; `check` builds and writes nothing.
+(`check_init_checkpoint`) before the strategy or output_dir exist. Importing this module does
+not import TensorFlow; `check` builds and writes nothing. The side-car evaluation (--do_eval
+without --do_train) is `albert_tf.training.checkpoint_eval.follow_training`, as fine-tuning's.
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 # applies them to in-process options.
 FLOAT_RANGES = {"learning_rate": FloatRange(low=0.0, low_open=True, when="do_train"),
                 "poly_power": POSITIVE, **EVAL_POLL_RANGES}
-# The selection metric of side-car evaluation (faithfulness §6.4).
-BEST_METRIC = "masked_lm_accuracy"
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -72,7 +71,7 @@ class PretrainingRunOptions:
     seed: int | None = None
     clip_norm_mode: str = "original"
     recompute_grad: bool = False
-    # Side-car evaluation (--do_eval without --do_train): `checkpoint_poll`.
+    # Side-car evaluation (--do_eval without --do_train): `training.checkpoint_eval`.
     eval_poll_secs: float = 60.0
     eval_timeout_secs: float = 3600.0
 
@@ -145,19 +144,19 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
     RecordMismatchError naming the file and record.
     """
     config = opts.check()
-    from albert_tf.finetuning import preflight  # pylint: disable=import-outside-toplevel
-
-    preflight.check_pretraining_init_checkpoint(config, opts)  # before output_dir exists
+    check_init_checkpoint(config, opts)  # before output_dir exists
     # The strategy, the model, the trainer and the input pipeline only now: nothing is
     # written above. pylint: disable=import-outside-toplevel
     import tensorflow as tf
 
     from albert_tf.data.record_checks import RecordMismatchError
     from albert_tf.data.value_checks import IdLimits, bad_record_message
+    from albert_tf.finetuning.preflight import config_source
     from albert_tf.models import AlbertPretrainer
     from albert_tf.checkpoints import warm_start
+    from albert_tf.pretraining.modeling import PretrainingObjective
+    from albert_tf.pretraining.records import pretraining_dataset_fn
     from albert_tf.training import LoopConfig, Trainer, create_optimizer
-    from albert_tf.training.pretraining import PretrainingObjective, pretraining_dataset_fn
 
     if callable(strategy) and not isinstance(strategy, tf.distribute.Strategy):
         strategy = strategy()
@@ -181,7 +180,7 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
             opts.optimizer, opts.learning_rate, opts.num_train_steps, opts.num_warmup_steps,
             opts.start_warmup_step, opts.poly_power))
     id_limits = IdLimits(config.vocab_size, config.type_vocab_size,
-                         source=preflight.config_source(opts))
+                         source=config_source(opts))
 
     def dataset_fn(batch_size: int, is_training: bool):
         return pretraining_dataset_fn(
@@ -214,24 +213,30 @@ def follow_training(trainer, opts: PretrainingRunOptions, eval_dataset_fn: Calla
     masked_lm_accuracy copied to model.ckpt-best; progress in best_trial.txt, so a restart
     resumes. Returns the last evaluated checkpoint's results ({} if none was new)."""
     # pylint: disable=import-outside-toplevel
-    from albert_tf.finetuning.checkpoint_eval import CheckpointEvaluator, numbered_checkpoints
-    from albert_tf.training.checkpoint_poll import PollSettings, follow_checkpoints
-    from albert_tf.training.checkpointing import checkpoint_problem
+    from albert_tf.pretraining.metrics import BEST_METRIC
+    from albert_tf.training import checkpoint_eval
 
     def evaluate_fn(step: int) -> dict:
         return trainer.evaluate(eval_dataset_fn, steps=opts.max_eval_steps, results_file=None)
 
-    evaluator = CheckpointEvaluator(opts.output_dir, BEST_METRIC, evaluate_fn,
-                                    trainer.restore_model, prune=False, best_lines=False)
-    last: dict = {}
+    evaluator = checkpoint_eval.CheckpointEvaluator(
+        opts.output_dir, BEST_METRIC, evaluate_fn, trainer.restore_model, prune=False,
+        best_lines=False)
+    results = checkpoint_eval.follow_training(
+        evaluator, opts.num_train_steps,
+        checkpoint_eval.PollSettings(opts.eval_poll_secs, opts.eval_timeout_secs),
+        final_step_flag="--num_train_steps")
+    return results[-1] if results else {}
 
-    def evaluate(step: int, prefix: str) -> None:
-        nonlocal last
-        last = evaluator.evaluate_if_present(step, prefix) or last
 
-    follow_checkpoints(lambda: numbered_checkpoints(opts.output_dir), evaluate,
-                       opts.num_train_steps, evaluator.last_step,
-                       PollSettings(opts.eval_poll_secs, opts.eval_timeout_secs),
-                       opts.output_dir, final_step_flag="--num_train_steps",
-                       ready=lambda prefix: checkpoint_problem(prefix) is None)
-    return last
+def check_init_checkpoint(config: "AlbertConfig", opts: PretrainingRunOptions) -> None:
+    """`finetuning.preflight.check_init_checkpoint` for run_pretraining: the pretrainer (MLM
+    + SOP heads required, as its warm start) with `opts.init_from_group0`."""
+    # pylint: disable=import-outside-toplevel
+    from albert_tf.checkpoints import warm_start
+    from albert_tf.finetuning.preflight import check_init_checkpoint as check_fits
+    from albert_tf.models import AlbertPretrainer
+
+    check_fits(lambda: AlbertPretrainer(config), opts,
+               check=lambda model, path: warm_start(
+                   model, path, init_from_group0=opts.init_from_group0, dry_run=True))

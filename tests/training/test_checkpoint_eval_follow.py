@@ -1,4 +1,4 @@
-"""Side-car polling (`checkpoint_poll.follow_checkpoints`) on a fake clock and directory:
+"""Side-car polling (`checkpoint_eval.follow_checkpoints`) on a fake clock and directory:
 each checkpoint evaluated once in step order, stop at the final step, timeout, restart;
 and `CheckpointEvaluator`'s state across a restart, with files but no model."""
 
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from albert_tf.training.checkpoint_poll import (CheckpointWaitTimeout, PollSettings,
+from albert_tf.training.checkpoint_eval import (CheckpointWaitTimeout, PollSettings,
                                                 follow_checkpoints)
 
 
@@ -112,7 +112,7 @@ def _save(directory, step):
 
 
 def _evaluator(directory, values, restored, **kwargs):
-    from albert_tf.finetuning.checkpoint_eval import CheckpointEvaluator
+    from albert_tf.training.checkpoint_eval import CheckpointEvaluator
 
     return CheckpointEvaluator(str(directory), "masked_lm_accuracy",
                                lambda step: {"masked_lm_accuracy": values[step]},

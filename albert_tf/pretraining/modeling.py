@@ -1,26 +1,23 @@
-"""Pretraining task: MLM + SOP losses, the original's eval metrics, and the input adapter.
+"""Pretraining's model and loss: the pretrainer (MLM + SOP heads) and its objective.
 
-Faithfulness §4.1 (MLM loss Σw·ℓ/(Σw+1e-5)), §4.2 (SOP mean cross-entropy), §4.3 (total = sum),
-§4.4 (metric names written to eval_results.txt), §6.2 (input features).
+Faithfulness §4.1 (MLM loss Σw·ℓ/(Σw+1e-5)), §4.2 (SOP mean cross-entropy), §4.3 (total = sum);
+the metrics it updates are `metrics.py`'s (§4.4), the inputs it reads `records.py`'s (§6.2).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import Mapping
 
 import keras
 import tensorflow as tf
 
+from albert_tf.pretraining.metrics import METRIC_NAMES, create_metrics
 from albert_tf.training.objective import Objective, Tensors
 
-MLM_EPSILON = 1e-5  # added to Σw in the MLM denominator (faithfulness §4.1)
-METRIC_NAMES = ("masked_lm_accuracy", "masked_lm_loss", "sentence_order_accuracy",
-                "sentence_order_loss")
+__all__ = ["METRIC_NAMES", "MLM_EPSILON", "PretrainingObjective", "masked_lm_example_losses",
+           "masked_lm_loss", "sentence_order_example_losses", "sentence_order_loss"]
 
-# Original feature name → the model's input name (TF-Hub encoder convention).
-FEATURE_TO_INPUT = {"input_ids": "input_word_ids", "input_mask": "input_mask",
-                    "segment_ids": "input_type_ids", "masked_lm_positions": "masked_lm_positions"}
-LABEL_FEATURES = ("masked_lm_ids", "masked_lm_weights", "next_sentence_labels")
+MLM_EPSILON = 1e-5  # added to Σw in the MLM denominator (faithfulness §4.1)
 
 
 def masked_lm_example_losses(mlm_logits: tf.Tensor, masked_lm_ids: tf.Tensor) -> tf.Tensor:
@@ -77,15 +74,7 @@ class PretrainingObjective(Objective):
         return mlm_share + sop_share
 
     def create_metrics(self) -> dict[str, keras.metrics.Metric]:
-        metrics = {
-            "masked_lm_accuracy": keras.metrics.SparseCategoricalAccuracy("masked_lm_accuracy"),
-            "masked_lm_loss": keras.metrics.Mean("masked_lm_loss"),
-        }
-        if self.sentence_prediction:
-            metrics["sentence_order_accuracy"] = keras.metrics.SparseCategoricalAccuracy(
-                "sentence_order_accuracy")
-            metrics["sentence_order_loss"] = keras.metrics.Mean("sentence_order_loss")
-        return metrics
+        return create_metrics(self.sentence_prediction)
 
     def update_metrics(self, metrics: Mapping[str, keras.metrics.Metric], labels: Tensors,
                        outputs: Tensors) -> None:
@@ -103,38 +92,3 @@ class PretrainingObjective(Objective):
             metrics["sentence_order_accuracy"].update_state(sop_labels, sop_logits)
             metrics["sentence_order_loss"].update_state(
                 sentence_order_example_losses(sop_logits, sop_labels))
-
-
-def to_model_inputs(batch: Mapping[str, tf.Tensor]) -> tuple[dict[str, tf.Tensor], dict[str, tf.Tensor]]:
-    """Original feature dict (faithfulness §6.2) → (AlbertPretrainer inputs, labels)."""
-    features = {name: batch[key] for key, name in FEATURE_TO_INPUT.items()}
-    labels = {key: batch[key] for key in LABEL_FEATURES}
-    return features, labels
-
-
-def pretraining_dataset_fn(input_patterns: str | Sequence[str], batch_size: int,
-                           max_seq_length: int, max_predictions_per_seq: int,
-                           is_training: bool = True, dynamic_masking: bool = False,
-                           masking_options: Any = None, seed: int | None = None,
-                           id_limits: Any = None
-                           ) -> Callable[[tf.distribute.InputContext], tf.data.Dataset]:
-    """A loop dataset function over `albert_tf.data.pretraining_dataset`.
-
-    `batch_size` is global; each input pipeline batches its per-replica share. Evaluation
-    repeats the files indefinitely, as the original (faithfulness §6.2; the loop stops after
-    max_eval_steps). `id_limits` (`albert_tf.data.value_checks.IdLimits`) checks every batch's
-    ids against the model on the host.
-    """
-    from albert_tf.data import pretraining_dataset  # pylint: disable=import-outside-toplevel
-
-    def dataset_fn(input_context: tf.distribute.InputContext) -> tf.data.Dataset:
-        dataset = pretraining_dataset(
-            input_patterns, batch_size, max_seq_length, max_predictions_per_seq,
-            is_training=is_training, input_context=input_context,
-            dynamic_masking=dynamic_masking, masking_options=masking_options, seed=seed,
-            drop_remainder=True, id_limits=id_limits)
-        if not is_training:
-            dataset = dataset.repeat()
-        return dataset.map(to_model_inputs)
-
-    return dataset_fn

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.training.pretraining import (METRIC_NAMES, PretrainingObjective, masked_lm_loss,
-                                            sentence_order_loss, to_model_inputs)
+from albert_tf.pretraining.modeling import (METRIC_NAMES, PretrainingObjective, masked_lm_loss,
+                                             sentence_order_loss)
 from tests.training.synthetic import make_examples
 
 
@@ -81,15 +81,6 @@ def test_metrics_have_the_original_names_and_values(batch):
     }
     for name, value in expected.items():
         assert float(metrics[name].result()) == pytest.approx(value, rel=1e-5), name
-
-
-def test_feature_names_map_to_model_inputs():
-    examples = {k: tf.constant(v) for k, v in make_examples(2).items()}
-    features, labels = to_model_inputs(examples)
-    assert set(features) == {"input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions"}
-    assert set(labels) == {"masked_lm_ids", "masked_lm_weights", "next_sentence_labels"}
-    np.testing.assert_array_equal(features["input_type_ids"], examples["segment_ids"])
-    np.testing.assert_array_equal(features["input_word_ids"], examples["input_ids"])
 
 
 def test_without_a_sentence_task_the_loss_is_the_masked_lm_alone(batch):

@@ -9,7 +9,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from albert_tf.finetuning.checkpoint_eval import (BEST_PREFIX, RESULTS_FILE, STATE_FILE,
+from albert_tf.training.checkpoint_eval import (BEST_PREFIX, RESULTS_FILE, STATE_FILE,
                                                   CheckpointEvaluator, numbered_checkpoints)
 
 

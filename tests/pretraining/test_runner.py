@@ -12,7 +12,7 @@ import pytest
 
 from albert_tf.data import features as F
 from albert_tf.data.record_checks import RecordMismatchError
-from albert_tf.training.pretraining_run import PretrainingRunOptions
+from albert_tf.pretraining.runner import PretrainingRunOptions
 from tests.conftest import tiny_config
 from tests.data import record_files
 from tests.training import processes
@@ -70,7 +70,7 @@ def test_in_process_runs_are_checked_before_anything_is_built(
     with pytest.raises((ValueError, FileNotFoundError)) as error:
         opts.check()
     assert message in str(error.value) and "\n" not in str(error.value)
-    from albert_tf.training.pretraining_run import run
+    from albert_tf.pretraining.runner import run
 
     with pytest.raises(type(error.value), match=f"^{re.escape(str(error.value))}$"):
         run(opts)
@@ -97,7 +97,7 @@ def test_a_bad_id_in_process_is_a_record_error(config_file, tmp_path):
     features = record_files.rows(16, SEQ, PRED)
     features["input_ids"][5, 2] = 150
     path = record_files.write(str(tmp_path / "bad.tfrecord"), features)
-    from albert_tf.training.pretraining_run import run
+    from albert_tf.pretraining.runner import run
 
     with pytest.raises(RecordMismatchError, match=r"bad\.tfrecord: record 5: input_ids holds 150, "
                        r"outside \[0, 100\)"):
@@ -131,7 +131,7 @@ def test_task_none_trains_the_masked_lm_alone(config_file, tmp_path):
     """Warm-started from one checkpoint: "none" leaves the sentence head's weights exactly as
     loaded while the encoder and the MLM head move, and logs no sentence metrics; "sop" from the
     same start moves the head too."""
-    from albert_tf.training.pretraining_run import run
+    from albert_tf.pretraining.runner import run
 
     start = tmp_path / "start"
     run(options(config_file, records(tmp_path, "sop", "sop"), start, num_train_steps=1,

@@ -1,0 +1,177 @@
+"""The ONNX serving files of an encoder export: float32 and dynamic int8, run by ONNX Runtime.
+
+Inside an encoder export directory (`export_tfhub --onnx`):
+
+    onnx/albert_encoder.onnx        float32, our graph (onnx_graph.py), opset 17
+    onnx/albert_encoder_int8.onnx   --onnx_quantization=dynamic_int8 (the default with --onnx):
+                                    the same graph fused by ONNX Runtime's transformer optimizer
+                                    (Attention, SkipLayerNormalization, FastGelu), then its
+                                    dynamic int8 quantization (QAttention, MatMulInteger);
+                                    ONNX Runtime only (com.microsoft ops)
+
+and an "onnx" entry in serving.json (`load_serving(..., backend="onnxruntime")` reads it).
+Both files have dynamic batch and sequence length (up to max_position_embeddings). The float32
+file is checked against the Keras model (ONNX Runtime, within the export's 1e-5) before it is
+written; the int8 one for finite outputs, with its difference logged. Needs the optional
+packages `onnx` and `onnxruntime` (`pip install 'albert-tf[onnx]'`), imported only here.
+
+INT8_OPTIONS: int8 weights per tensor with `reduce_range` (7-bit weights): ONNX Runtime's u8×s8
+kernels on x86 CPUs without VNNI (AVX2, AVX-512 without VNNI) add pairs of u8·s8 products in
+saturating int16 (vpmaddubsw), and full-range weights overflow it: on the AVX2 EPYC the default
+settings (what the HF → ORT peer uses) leave 25–60 % relative error in the tiny test model's
+outputs, 7-bit weights 2–4 % (tests/export/test_onnx.py), at the same speed
+(benchmarks/RESULTS.md, "Serving"). The embedding Gathers stay float32. The fusion before
+quantizing made the int8 file faster at batch 1 and 8 on that CPU (QAttention: one int8 Q/K/V
+matmul per layer); it stores each layer's fused Q/K/V weights apart (12 copies for ALBERT-base:
+30 MB instead of 11).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any
+
+import numpy as np
+from absl import logging
+
+from albert_tf.export.onnx_graph import OUTPUT_NAMES, OnnxBuildError, build_onnx_encoder
+from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+
+ONNX_DIR = "onnx"
+ONNX_FILE = "albert_encoder.onnx"
+ONNX_INT8_FILE = "albert_encoder_int8.onnx"
+ONNX_QUANTIZATIONS = ("none", "dynamic_int8")
+FLOAT_TOLERANCE = 1e-5  # max |ONNX Runtime − Keras|, float32 (the export's check)
+INT8_OPTIONS: dict[str, Any] = {"per_channel": False, "reduce_range": True, "fuse": True}
+
+
+class OnnxExportError(RuntimeError):
+    """The ONNX file could not be written or failed its check (one line)."""
+
+
+def _require_packages(what: str) -> None:
+    try:
+        import onnx  # noqa: F401, PLC0415
+        import onnxruntime  # noqa: F401, PLC0415
+    except ImportError:
+        raise OnnxExportError(f"{what} needs the onnx and onnxruntime packages "
+                              "(pip install 'albert-tf[onnx]')") from None
+
+
+def session(path_or_bytes: str | bytes, num_threads: int | None = None, optimization: str = "all"
+            ) -> Any:
+    """An ONNX Runtime CPU session; `optimization` "all" (ORT's full graph rewrites) or
+    "basic"."""
+    import onnxruntime as ort  # noqa: PLC0415
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = {
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC}[optimization]
+    if num_threads:
+        options.intra_op_num_threads = int(num_threads)
+        options.inter_op_num_threads = 1
+    return ort.InferenceSession(path_or_bytes, options, providers=["CPUExecutionProvider"])
+
+
+def quantize_int8(source: str, destination: str, num_heads: int, hidden_size: int,
+                  **options: Any) -> None:
+    """The int8 file of `source` (our float32 graph) at `destination`: fused by ONNX Runtime's
+    transformer optimizer (unless fuse=False), then dynamically quantized (INT8_OPTIONS unless
+    overridden)."""
+    import onnx  # noqa: PLC0415
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: PLC0415
+    from onnxruntime.transformers import optimizer  # noqa: PLC0415
+
+    settings = {**INT8_OPTIONS, **options}
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(destination))) as tmp:
+        if settings["fuse"]:
+            fused = os.path.join(tmp, "fused.onnx")
+            optimizer.optimize_model(source, model_type="bert", num_heads=num_heads,
+                                     hidden_size=hidden_size).save_model_to_file(fused)
+            source = fused
+        # The fused com.microsoft ops defeat ONNX shape inference: tensors default to float.
+        quantize_dynamic(source, destination, weight_type=QuantType.QInt8,
+                         per_channel=settings["per_channel"],
+                         reduce_range=settings["reduce_range"],
+                         op_types_to_quantize=["MatMul", "Attention"],
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+
+
+def _run(onnx_session: Any, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return dict(zip(OUTPUT_NAMES, onnx_session.run(list(OUTPUT_NAMES), inputs)))
+
+
+def _keras_outputs(encoder: AlbertEncoder, inputs: dict[str, np.ndarray]
+                   ) -> dict[str, np.ndarray]:
+    out = encoder(inputs)
+    return {name: np.asarray(out[name], dtype=np.float32) for name in OUTPUT_NAMES}
+
+
+def write_onnx_artifacts(encoder: AlbertEncoder, export_dir: str,
+                         quantization: str = "dynamic_int8") -> dict[str, Any]:
+    """Writes onnx/ (float32, and int8 unless `quantization` is "none") into `export_dir` (an
+    existing, staged directory), adds the "onnx" entry to its serving.json and returns it."""
+    from albert_tf.export.serving_artifacts import MANIFEST, check_inputs  # noqa: PLC0415
+
+    if quantization not in ONNX_QUANTIZATIONS:
+        raise OnnxExportError(f"onnx quantization must be one of {', '.join(ONNX_QUANTIZATIONS)}"
+                              f", got {quantization!r}")
+    _require_packages("--onnx")
+    import onnx  # noqa: PLC0415
+
+    try:
+        model = build_onnx_encoder(encoder)
+    except OnnxBuildError as error:
+        raise OnnxExportError(f"--onnx: {error}") from None
+    directory = os.path.join(export_dir, ONNX_DIR)
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, ONNX_FILE)
+    onnx.save(model, path)
+    sample = check_inputs(encoder.config.vocab_size, 3, 16)
+    want = _keras_outputs(encoder, sample)
+    relative = encoder.compute_dtype != "float32"  # a bf16 model: our file computes float32
+    difference = _max_difference(_run(session(path), sample), want, relative)
+    tolerance = FLOAT_TOLERANCE if not relative else 2 ** -5
+    if not difference <= tolerance:
+        raise OnnxExportError(f"{path}: ONNX Runtime's outputs differ from the model by "
+                              f"{difference:.3g} (expected ≤ {tolerance})")
+    logging.info("Wrote %s (float32; max difference to Keras %.2g)", path, difference)
+    entry: dict[str, Any] = {"file": os.path.join(ONNX_DIR, ONNX_FILE)}
+    if quantization == "dynamic_int8":
+        int8_path = os.path.join(directory, ONNX_INT8_FILE)
+        with tempfile.TemporaryDirectory(dir=directory) as scratch:  # ORT writes side files
+            staged = os.path.join(scratch, ONNX_INT8_FILE)
+            quantize_int8(path, staged, encoder.config.num_attention_heads,
+                          encoder.config.hidden_size)
+            got = _run(session(staged), sample)
+            if not all(np.all(np.isfinite(got[name])) for name in OUTPUT_NAMES):
+                raise OnnxExportError(f"{int8_path}: the quantized model's outputs are not "
+                                      "finite on a sample input")
+            os.replace(staged, int8_path)
+        difference = _max_difference(got, want, relative=True)
+        logging.info("Wrote %s (dynamic int8; max difference to Keras %.2g of the outputs' "
+                     "magnitude)", int8_path, difference)
+        entry["int8_file"] = os.path.join(ONNX_DIR, ONNX_INT8_FILE)
+    manifest_path = os.path.join(export_dir, MANIFEST)
+    manifest: dict[str, Any] = {}
+    if os.path.isfile(manifest_path):
+        with open(manifest_path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    manifest["onnx"] = entry
+    manifest.setdefault("max_seq_length", encoder.config.max_position_embeddings)
+    with open(manifest_path, "w", encoding="utf-8") as f:  # inside the staging directory
+        json.dump(manifest, f, indent=2)
+    return entry
+
+
+def _max_difference(got: dict, want: dict, relative: bool = False) -> float:
+    return max(float(np.abs(got[k] - want[k]).max())
+               / (max(float(np.abs(want[k]).max()), 1e-30) if relative else 1.0)
+               for k in OUTPUT_NAMES)
+
+
+__all__ = ["INPUT_NAMES", "ONNX_FILE", "ONNX_INT8_FILE", "ONNX_QUANTIZATIONS", "OnnxExportError",
+           "quantize_int8", "session", "write_onnx_artifacts"]
