@@ -1,10 +1,9 @@
 """Training checkpoints: model, optimizer, step and input position, keyed by variable path.
 
 Variables are saved under their Keras path (e.g. `transformer/group_0_inner_group_0_ffn/
-intermediate/kernel`) rather than through the Keras object graph — our format's key layout,
-defined in `checkpoints.ours` (`keyed_variables`): the path is the same in every model that
-contains the encoder, so a GLUE or SQuAD run can warm-start from a pretraining checkpoint by
-name (`checkpoints.warm_start`), and nothing depends on how layers store their sublayers.
+intermediate/kernel`) rather than through the Keras object graph: the path is the same in
+every model that contains the encoder, so a GLUE or SQuAD run can warm-start from a
+pretraining checkpoint by name, and nothing depends on how layers store their sublayers.
 Dropout RNG states are saved too (by order), so a resumed run draws the same masks.
 Files are named `model.ckpt-<step>.*` as the original's Estimator checkpoints.
 
@@ -36,6 +35,21 @@ _NUMBERED = re.compile(r"^" + re.escape(CHECKPOINT_NAME) + r"-(\d+)\.index$")
 class CheckpointWriteError(OutputWriteError):
     """A checkpoint could not be written (e.g. the disk is full): one line naming the prefix;
     the partial files are removed and the previous checkpoints are intact."""
+
+
+def restore_model(model: keras.Model, global_step: tf.Variable, directory: str,
+                  path: str | None = None) -> str:
+    """Loads the model weights and the step of one of our training checkpoints, `path` or
+    else the latest of `directory` (for evaluation: optimizer slots and the input position
+    are left); returns the path read."""
+    path = path or tf.train.latest_checkpoint(directory)
+    if not path:
+        raise FileNotFoundError(f"no checkpoint found in {directory}")
+    checkpoint = tf.train.Checkpoint(model=keyed_variables(model.variables),
+                                     global_step=global_step)
+    checkpoint.read(path).expect_partial()
+    logging.info("Restored model weights from %s (step %d)", path, int(global_step.numpy()))
+    return path
 
 
 def error_phrase(error: BaseException) -> str:
