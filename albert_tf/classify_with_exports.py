@@ -22,7 +22,7 @@ from absl import flags
 
 from albert_tf import cli
 from albert_tf.checkpoints import resolve_checkpoint_path
-from albert_tf.training.checkpointing import escape_key
+from albert_tf.checkpoints.ours import entry_name
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("preprocess_export", None, "Preprocessing SavedModel (export_tfhub).")
@@ -39,7 +39,7 @@ def read_head(checkpoint: str) -> tuple[np.ndarray, np.ndarray]:
     reader = tf.train.load_checkpoint(resolve_checkpoint_path(checkpoint))
 
     def tensor(name: str) -> np.ndarray:
-        return reader.get_tensor(f"model/{escape_key('classifier_head/' + name)}/.ATTRIBUTES/VARIABLE_VALUE")
+        return reader.get_tensor(entry_name(f"classifier_head/{name}"))
 
     return tensor("output_weights"), tensor("output_bias")
 

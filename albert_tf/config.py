@@ -3,8 +3,9 @@
 The field names, types and constructor defaults are those of the original release
 (faithfulness §1.1), so released config files load unchanged and files we write load in the
 original. One field is new: `cross_layer_sharing`, the paper's Table 4 ablation.
-`from_hf_config` / `to_hf_config` translate Hugging Face `config.json` files
-(`albert_tf.hf_config` holds the name map).
+This module knows nothing of layers or Hugging Face: `hidden_act` is checked against
+`ACTIVATION_NAMES` (which `albert_tf.layers.activations` implements), and
+`albert_tf.checkpoints.hf_config` translates Hugging Face `config.json` files.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from typing import Any, Mapping
 from albert_tf.atomic_files import atomic_file
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
+# `hidden_act` values (case-insensitive; "" is the identity too): the original's names
+# (faithfulness §2.8) plus "gelu_exact", HF's erf GELU. `layers.activations` maps each one.
+ACTIVATION_NAMES = ("gelu", "gelu_exact", "relu", "tanh", "linear")
 
 # (name, accepted Python types, constructor default). Defaults are the original's
 # xxlarge-like constructor values (faithfulness §1.1); vocab_size has no default.
@@ -122,42 +126,6 @@ class AlbertConfig:
         return cls.from_dict(read_json_file(path), source=path)
 
     @classmethod
-    def from_hf_config(cls, hf_config: Mapping[str, Any] | str | os.PathLike) -> "AlbertConfig":
-        """From a Hugging Face ALBERT `config.json` (dict, file or model directory).
-
-        HF's "gelu_new" becomes our (tanh) "gelu" and HF's exact "gelu" our "gelu_exact";
-        E = H keeps HF's E→H projection (extra key `embedding_projection`). A field we cannot
-        represent (e.g. `position_embedding_type` "relative_key", `hidden_act` "silu") is a
-        ConfigError naming it. Head metadata (`num_labels`, `architectures`, …) is not kept.
-        """
-        from albert_tf import hf_config as hf_names  # local: keeps HF names out of this module
-
-        try:
-            if isinstance(hf_config, Mapping):
-                values, source = hf_config, "<hf config>"
-            else:
-                source = os.fspath(hf_config)
-                if os.path.isdir(source):
-                    source = os.path.join(source, "config.json")
-                values = hf_names.read_hf_config(source)
-            return cls.from_dict(hf_names.values_from_hf(values, source), source=source)
-        except hf_names.HFConfigError as e:
-            raise ConfigError(str(e)) from None
-
-    def to_hf_config(self) -> dict[str, Any]:
-        """This config as a Hugging Face ALBERT `config.json` dict (HF AlbertConfig keys).
-
-        Our "gelu" (tanh) is written as HF's "gelu_new". Raises ConfigError when HF cannot
-        represent the model (`cross_layer_sharing` other than "all").
-        """
-        from albert_tf import hf_config as hf_names
-
-        try:
-            return hf_names.values_to_hf(self.to_dict(), self._source)
-        except hf_names.HFConfigError as e:
-            raise ConfigError(str(e)) from None
-
-    @classmethod
     def from_preset(cls, name: str) -> "AlbertConfig":
         """The config of a released model, named as its tarball (e.g. "albert_large_v1")."""
         if name not in PRESET_NAMES:
@@ -207,6 +175,11 @@ class AlbertConfig:
         values = self.to_dict()
         values.update(overrides)
         return AlbertConfig.from_dict(values, source=self._source)
+
+    @property
+    def source(self) -> str:
+        """Where this config was read from (error messages name it)."""
+        return self._source
 
     # ----- derived values -----
     @property
@@ -266,12 +239,9 @@ class AlbertConfig:
         if not isinstance(projection, bool):
             raise ConfigError(f"{where}: field '{EMBEDDING_PROJECTION_KEY}' must be true or false, "
                               f"got {projection!r}")
-        from albert_tf.layers.activations import get_activation  # local: avoids a cycle
-
-        try:
-            get_activation(self.hidden_act)
-        except ValueError as e:
-            raise ConfigError(f"{where}: field 'hidden_act': {e}") from None
+        if self.hidden_act.lower() not in ACTIVATION_NAMES + ("",):
+            raise ConfigError(f"{where}: field 'hidden_act': unknown activation "
+                              f"{self.hidden_act!r}; expected one of {', '.join(ACTIVATION_NAMES)}")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AlbertConfig) and self.to_dict() == other.to_dict()

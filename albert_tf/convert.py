@@ -25,7 +25,8 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "Checkpoint to read: original TF1 prefix or directory, one "
                     "of ours, or a Hugging Face model directory.")
 flags.DEFINE_string("output", None, "Directory to write.")
-flags.DEFINE_enum("to", None, ["original", "hf", "keras"], "Output format.")
+flags.DEFINE_enum("to", None, ["original", "hf", "ours", "keras"],
+                 "Output format (\"keras\": the older name of \"ours\").")
 flags.DEFINE_string("albert_config_file", None,
                     "Config of an original/ours input (default: albert_config.json beside it); "
                     "an HF config.json works too.")

@@ -3,37 +3,44 @@
 * `original` — the original release's TF1 names (faithfulness §3): `NAME_TABLE`,
   `load_original_checkpoint`, `save_original_checkpoint`.
 * `hf` — Hugging Face directories (config.json + model.safetensors): `HF_NAME_TABLE`,
-  `load_hf_checkpoint`, `save_hf_checkpoint`, every head both ways.
-* `ours` — our training checkpoints, by variable path: `load_tf2_checkpoint`.
-* `loading` — `load_checkpoint` / `validate_checkpoint` dispatch on `checkpoint_kind`;
-  every `--init_checkpoint` goes through them.
+  `load_hf_checkpoint`, `save_hf_checkpoint`, every head both ways; `hf_config` maps their
+  config.json to ours and back.
+* `ours` — our own format ("ours"): its key layout and `load_our_checkpoint`.
+* `kinds` — the one "what kind is this path" rule: `checkpoint_kind`, `is_hf_checkpoint`.
+* `loading` — `load_checkpoint` / `validate_checkpoint` dispatch on the kind;
+  `warm_starting.warm_start` — the one warm start every task and export calls.
+* `model_source` — config, tokenizer and weights of an `--init_checkpoint` / export handle.
 Each loader names what is missing, unused or mis-shaped and returns a `LoadReport`.
+Names are imported on first use, so `is_hf_checkpoint` is usable before TensorFlow loads.
 """
 
-from albert_tf.checkpoints.hf import (DEFAULT_HF_CLASS, hf_variable_map, load_hf_checkpoint,
-                                      read_hf_model_config, save_hf_checkpoint)
-from albert_tf.checkpoints.hf_files import spm_model_of
-from albert_tf.checkpoints.hf_names import HF_CLASSES, HF_NAME_TABLE
-from albert_tf.checkpoints.kinds import (KINDS, checkpoint_kind, is_hf_checkpoint,
-                                         is_original_checkpoint)
-from albert_tf.checkpoints.loading import (load_checkpoint, named_variables,
-                                           restore_model_weights, validate_checkpoint)
-from albert_tf.checkpoints.model_parts import (ENCODER_PARTS, HEAD_PARTS, part_owners,
-                                               unread_parts)
-from albert_tf.checkpoints.original import (NAME_TABLE, SKIPPED_PATTERNS, load_original_checkpoint,
-                                            resolve_checkpoint_path, save_original_checkpoint,
-                                            variable_map, write_name_based_checkpoint)
-from albert_tf.checkpoints.ours import load_tf2_checkpoint
-from albert_tf.checkpoints.report import (CheckpointFileError, CheckpointMismatchError,
-                                          LoadReport)
+from __future__ import annotations
 
-__all__ = [
-    "CheckpointFileError", "CheckpointMismatchError", "DEFAULT_HF_CLASS", "ENCODER_PARTS",
-    "HEAD_PARTS", "HF_CLASSES", "HF_NAME_TABLE", "KINDS", "LoadReport", "NAME_TABLE",
-    "SKIPPED_PATTERNS", "checkpoint_kind", "hf_variable_map", "is_hf_checkpoint",
-    "is_original_checkpoint", "load_checkpoint", "load_hf_checkpoint",
-    "load_original_checkpoint", "load_tf2_checkpoint", "named_variables",
-    "part_owners", "read_hf_model_config", "resolve_checkpoint_path", "restore_model_weights",
-    "save_hf_checkpoint", "save_original_checkpoint", "spm_model_of", "unread_parts",
-    "validate_checkpoint", "variable_map", "write_name_based_checkpoint",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "DEFAULT_HF_CLASS": "hf", "hf_variable_map": "hf", "load_hf_checkpoint": "hf",
+    "read_hf_model_config": "hf", "save_hf_checkpoint": "hf",
+    "spm_model_of": "hf_files",
+    "HF_CLASSES": "hf_names", "HF_NAME_TABLE": "hf_names",
+    "KINDS": "kinds", "KIND_NAMES": "kinds", "checkpoint_kind": "kinds",
+    "is_hf_checkpoint": "kinds", "is_original_checkpoint": "kinds",
+    "load_checkpoint": "loading", "named_variables": "loading", "validate_checkpoint": "loading",
+    "ENCODER_PARTS": "model_parts", "HEAD_PARTS": "model_parts", "part_owners": "model_parts",
+    "unread_parts": "model_parts",
+    "NAME_TABLE": "original", "SKIPPED_PATTERNS": "original",
+    "load_original_checkpoint": "original", "resolve_checkpoint_path": "original",
+    "save_original_checkpoint": "original", "variable_map": "original",
+    "write_name_based_checkpoint": "original",
+    "keyed_variables": "ours", "load_our_checkpoint": "ours",
+    "CheckpointFileError": "report", "CheckpointMismatchError": "report", "LoadReport": "report",
+    "RestoreReport": "warm_starting", "head_parts": "warm_starting", "warm_start": "warm_starting",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"albert_tf.checkpoints.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'albert_tf.checkpoints' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Any supported checkpoint format to any other: original TF1, Hugging Face, ours ("keras").
+"""Any supported checkpoint format to any other: original TF1, Hugging Face, ours.
 
 The input's heads decide the model (`detect_head`): pretraining, masked LM, sequence
 classification, multiple choice, SQuAD v1 / v2 or the bare encoder. The model is built
@@ -24,21 +24,22 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf import hf_config
 from albert_tf.atomic_files import atomic_directory
-from albert_tf.checkpoints import hf_files, hf_names
-from albert_tf.checkpoints.hf import (hf_class_for, hf_tensors, read_hf_model_config,
-                                      save_hf_checkpoint)
+from albert_tf.checkpoints import hf_config, hf_files, hf_names
+from albert_tf.checkpoints.hf import hf_class_for, hf_tensors, save_hf_checkpoint
+from albert_tf.checkpoints.hf_source import open_hf_directory
 from albert_tf.checkpoints.kinds import checkpoint_kind
 from albert_tf.checkpoints.loading import load_checkpoint, named_variables
 from albert_tf.checkpoints.original import (load_original_checkpoint, resolve_checkpoint_path,
                                             save_original_checkpoint, variable_map,
                                             write_name_based_checkpoint)
-from albert_tf.checkpoints.ours import unescape_key
+from albert_tf.checkpoints.ours import keyed_variables, model_entries
 from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport
 from albert_tf.config import EMBEDDING_PROJECTION_KEY, AlbertConfig, ConfigError, read_json_file
 
-TARGETS = ("original", "hf", "keras")
+TARGETS = ("original", "hf", "ours")
+# Older spellings of a target, kept for `convert --to` (the README's `--to=keras`).
+TARGET_ALIASES = {"keras": "ours"}
 HEADS = ("encoder", "pretraining", "masked_lm", "classification", "multiple_choice",
          "question_answering", "squad_v2")
 # Our head → the HF class it is written as.
@@ -101,8 +102,8 @@ def detect_head(path: str, kind: str | None = None) -> tuple[str, int]:
     head="multiple_choice" to `convert_checkpoint` for a RACE model."""
     kind = kind or checkpoint_kind(path)
     if kind == "hf":
-        directory, raw, _ = read_hf_model_config(path)
-        shapes = hf_files.HFWeights(directory).shapes
+        source = open_hf_directory(path)
+        directory, raw, shapes = source.directory, source.raw, source.weights.shapes
         architecture = (raw.get("architectures") or [None])[0]
         classes = int(shapes["classifier.weight"][0]) if "classifier.weight" in shapes else 0
         if architecture in HEAD_OF_HF_CLASS:
@@ -114,10 +115,8 @@ def detect_head(path: str, kind: str | None = None) -> tuple[str, int]:
         return _heads_of_names(shapes, markers)
     prefix = resolve_checkpoint_path(path)
     shapes = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
-    if kind == "tf2":
-        suffix = "/.ATTRIBUTES/VARIABLE_VALUE"
-        shapes = {unescape_key(n[len("model/"):-len(suffix)]): s for n, s in shapes.items()
-                  if n.startswith("model/") and n.endswith(suffix)}
+    if kind == "ours":
+        shapes = {key: shapes[name] for key, name in model_entries(shapes).items()}
         return _heads_of_names(shapes, _OUR_MARKERS)
     return _heads_of_names(shapes, _ORIGINAL_MARKERS)
 
@@ -125,10 +124,10 @@ def detect_head(path: str, kind: str | None = None) -> tuple[str, int]:
 def read_config_file(path: str) -> AlbertConfig:
     """An `albert_config.json`, or an HF `config.json` (or its directory), told by its keys."""
     if os.path.isdir(path):
-        return AlbertConfig.from_hf_config(path)
+        return hf_config.config_from_hf(path)
     values = read_json_file(path)
     if isinstance(values, dict) and "model_type" in values:
-        return AlbertConfig.from_hf_config(path)
+        return hf_config.config_from_hf(path)
     return AlbertConfig.from_dict(values, source=path)
 
 
@@ -136,9 +135,10 @@ def source_config(path: str, kind: str, albert_config_file: str | None) -> Alber
     """The input's config: HF config.json, else the given file or albert_config.json beside
     the checkpoint. An HF E = H identity projection is dropped (the original has none)."""
     if kind == "hf":
-        directory, _, values = read_hf_model_config(path)
+        source = open_hf_directory(path)
+        directory, values = source.directory, source.values
         if values.get(EMBEDDING_PROJECTION_KEY):
-            weights = hf_files.HFWeights(directory)
+            weights = source.weights
             kernel = [n for n in weights.shapes if n.endswith("embedding_hidden_mapping_in.weight")]
             bias = [n for n in weights.shapes if n.endswith("embedding_hidden_mapping_in.bias")]
             if kernel and bias:
@@ -148,7 +148,7 @@ def source_config(path: str, kind: str, albert_config_file: str | None) -> Alber
         config = AlbertConfig.from_dict(values, source=f"{directory}/config.json")
         if albert_config_file:
             given = read_config_file(albert_config_file)
-            differing = hf_config.differing_keys(given.to_dict(), config.to_dict())
+            differing = hf_config.config_disagreement(given, config)
             if differing:
                 raise ConfigError(f"{albert_config_file} and {directory}/config.json disagree "
                                   f"({'; '.join(differing)})")
@@ -194,10 +194,10 @@ def _write_original(model: Any, config: AlbertConfig, restored: set[int], direct
     if config.hidden_act.lower() not in ("gelu", "relu", "tanh", "linear"):
         raise ConfigError(f"field 'hidden_act' {config.hidden_act!r} does not exist in the "
                           "original release (its 'gelu' is the tanh form); keep this model in hf "
-                          "or keras")
+                          "or ours")
     if config.extra.get(EMBEDDING_PROJECTION_KEY) and config.embedding_size == config.hidden_size:
         raise ConfigError("the model has an E→H projection at embedding_size = hidden_size, which "
-                          "the original release does not have; keep it in hf or keras")
+                          "the original release does not have; keep it in hf or ours")
     values = {n: v.numpy() for n, v in variable_map(model).items() if id(v) in restored}
     if global_step is not None:
         values["global_step"] = np.asarray(global_step, np.int64)
@@ -206,10 +206,8 @@ def _write_original(model: Any, config: AlbertConfig, restored: set[int], direct
     return len(values)
 
 
-def _write_keras(model: Any, config: AlbertConfig, restored: set[int], directory: str) -> int:
-    from albert_tf.training.checkpointing import keyed_variables  # training imports models
-
-    variables = {k: v for k, v in named_variables(model, "tf2").items() if id(v) in restored}
+def _write_ours(model: Any, config: AlbertConfig, restored: set[int], directory: str) -> int:
+    variables = {k: v for k, v in named_variables(model, "ours").items() if id(v) in restored}
     checkpoint = tf.train.Checkpoint(model=keyed_variables(variables.values()))
     tf.train.CheckpointManager(checkpoint, directory, max_to_keep=1,
                                checkpoint_name=ORIGINAL_PREFIX).save(checkpoint_number=0)
@@ -234,13 +232,14 @@ def convert_checkpoint(input_path: str, output: str, to: str,
       input_path: original TF1 prefix/directory, our checkpoint, or an HF directory.
       output: directory to write (files of the same names are replaced; all files are
         written in a staging directory first).
-      to: "original", "hf" or "keras" (ours).
+      to: "original", "hf" or "ours" ("keras", its older name, is accepted).
       albert_config_file: the input's config when not beside it (not needed for HF); an
         `albert_config.json` or an HF `config.json`.
       head: the model (`HEADS`) instead of the one detected from the input's names.
       spm_model_file: SentencePiece model to copy (default: the input HF directory's).
       global_step: written as `global_step` in an original checkpoint when given.
     """
+    to = TARGET_ALIASES.get(to, to)
     if to not in TARGETS:
         raise ValueError(f"to must be one of {', '.join(TARGETS)}, got {to!r}")
     kind = checkpoint_kind(input_path)
@@ -257,8 +256,8 @@ def convert_checkpoint(input_path: str, output: str, to: str,
     with atomic_directory(output, existing="merge", what="converted checkpoint") as staging:
         if to == "original":
             written = _write_original(model, config, restored, staging, global_step)
-        elif to == "keras":
-            written = _write_keras(model, config, restored, staging)
+        elif to == "ours":
+            written = _write_ours(model, config, restored, staging)
         else:
             written = _write_hf(model, head, staging, spm_model_file)
         if spm_model_file and to != "hf":

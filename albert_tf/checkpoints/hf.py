@@ -25,12 +25,12 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf import hf_config
-from albert_tf.checkpoints import hf_names
-from albert_tf.checkpoints.hf_files import HFWeights, hf_directory, write_hf_directory
+from albert_tf.checkpoints import hf_config, hf_names
+from albert_tf.checkpoints.hf_files import HFWeights, write_hf_directory
 from albert_tf.checkpoints.hf_names import (BASE_PREFIX, HF_CLASSES, HF_NAME_TABLE,
                                             HF_SKIPPED, HF_TIED, NO_HF_EQUIVALENT,
                                             PROJECTION_NAMES, TRANSPOSED)
+from albert_tf.checkpoints.hf_source import open_hf_directory
 from albert_tf.checkpoints.model_parts import (ENCODER_PARTS, check_built, encoder_of,
                                                part_owners, resolve, unread_parts)
 from albert_tf.checkpoints.report import (CheckpointFileError, CheckpointMismatchError,
@@ -109,16 +109,11 @@ def _canonical_names(shapes: dict[str, list[int]]) -> dict[str, str]:
 
 
 def read_hf_model_config(path: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """(directory, HF config dict, our config values) of an HF directory; one-line errors."""
-    directory = hf_directory(path)
-    if directory is None:
-        raise FileNotFoundError(f"{path}: not a Hugging Face model directory (expected "
-                                "config.json and model.safetensors)")
-    try:
-        raw = hf_config.read_hf_config(directory)
-        return directory, raw, hf_config.values_from_hf(raw, f"{directory}/config.json")
-    except hf_config.HFConfigError as e:
-        raise CheckpointFileError(str(e)) from None
+    """(directory, HF config dict, our config values) of an HF directory; one-line errors.
+
+    Read once while the files are unchanged (`hf_source.open_hf_directory`)."""
+    source = open_hf_directory(path)
+    return source.directory, source.raw, source.values
 
 
 def _is_identity_projection(weights: HFWeights, names: dict[str, str]) -> bool:
@@ -151,8 +146,8 @@ def load_hf_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = (),
       CheckpointMismatchError naming every missing, unused and mis-shaped tensor and every
       config field that differs; CheckpointFileError for an unreadable directory.
     """
-    directory, raw_config, values = read_hf_model_config(path)
-    weights = HFWeights(directory)
+    source = open_hf_directory(path)
+    raw_config, values, weights = source.raw, source.values, source.weights
     names = _canonical_names(weights.shapes)
     found = {name: weights.shapes[file_name] for name, file_name in names.items()}
     targets, unmapped = hf_variable_map(model)
@@ -180,7 +175,7 @@ def load_hf_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = (),
             and not identity_projection):
         problems.append("albert.encoder.embedding_hidden_mapping_in is not the identity but the "
                         "model (embedding_size = hidden_size) has no E→H projection; build the "
-                        "model from AlbertConfig.from_hf_config(directory), which keeps it")
+                        "model from checkpoints.hf_config.config_from_hf(directory), which keeps it")
     if (hf_class is not None and not hf_class.has_pooler and "pooler" in owners
             and not all(matches(n, allow) for n in hf_names.POOLER_NAMES)):
         problems.append(f"HF {architecture} files have no pooler, which {type(model).__name__} "
@@ -296,7 +291,7 @@ def save_hf_checkpoint(model: Any, path: str, architecture: str | None = None,
     """
     hf_class = hf_class_for(model, architecture)
     tensors = hf_tensors(model, hf_class)
-    config = encoder_of(model).config.to_hf_config()
+    config = hf_config.config_to_hf(encoder_of(model).config)
     config.update(architectures=[hf_class.name], **_head_config(model, hf_class, label_names))
     path = write_hf_directory(path, config, tensors, spm_model_file)
     logging.info("Wrote Hugging Face %s to %s (%d tensors)", hf_class.name, path, len(tensors))

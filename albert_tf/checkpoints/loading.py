@@ -1,7 +1,7 @@
-"""One entry point for every warm start: load (or only check) any supported checkpoint.
+"""Load (or only check) any supported checkpoint: the dispatch under `warm_start`.
 
 `load_checkpoint(model, path)` dispatches on `checkpoint_kind(path)` to the original's TF1
-loader, ours, or the Hugging Face one; all three are strict the same way and return a
+loader, ours ("ours"), or the Hugging Face one; all three are strict the same way and return a
 `LoadReport`. `validate_checkpoint` is the same comparison without assigning (names and
 shapes only), for a pre-flight check before any output is written.
 
@@ -17,59 +17,49 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 import tensorflow as tf
-from absl import logging
 
 from albert_tf.checkpoints.hf import hf_variable_map, load_hf_checkpoint
 from albert_tf.checkpoints.kinds import checkpoint_kind
 from albert_tf.checkpoints.original import load_original_checkpoint, variable_map
-from albert_tf.checkpoints.ours import load_tf2_checkpoint, our_variable_map
+from albert_tf.checkpoints.ours import load_our_checkpoint, our_variable_map
 from albert_tf.checkpoints.report import LoadReport
 
 LOADERS: dict[str, Callable[..., LoadReport]] = {
     "original": load_original_checkpoint,
-    "tf2": load_tf2_checkpoint,
+    "ours": load_our_checkpoint,
     "hf": load_hf_checkpoint,
 }
 
 
 def load_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = (),
-                    allow_unused: Sequence[str] | None = None) -> LoadReport:
+                    allow_unused: Sequence[str] | None = None,
+                    kind: str | None = None) -> LoadReport:
     """Restores `path` (original TF1, ours or a Hugging Face directory) into a built model.
 
     `allow_missing` takes part names ("classifier_head", "mlm_head", "pooler", …) or name
-    globs in the format's own naming; see the format loaders.
+    globs in the format's own naming; see the format loaders. `kind`: the path's
+    `checkpoint_kind` when the caller has it already.
     """
-    return LOADERS[checkpoint_kind(path)](model, path, allow_missing=allow_missing,
-                                          allow_unused=allow_unused)
+    return LOADERS[kind or checkpoint_kind(path)](model, path, allow_missing=allow_missing,
+                                                  allow_unused=allow_unused)
 
 
 def validate_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = (),
-                        allow_unused: Sequence[str] | None = None) -> LoadReport:
+                        allow_unused: Sequence[str] | None = None,
+                        kind: str | None = None) -> LoadReport:
     """`load_checkpoint` without assigning: raises the same CheckpointMismatchError.
 
     Reads names and shapes only (the TF checkpoint's shape map, the safetensors header).
     """
-    return LOADERS[checkpoint_kind(path)](model, path, allow_missing=allow_missing,
-                                          allow_unused=allow_unused, dry_run=True)
+    return LOADERS[kind or checkpoint_kind(path)](model, path, allow_missing=allow_missing,
+                                                  allow_unused=allow_unused, dry_run=True)
 
 
 def named_variables(model: Any, kind: str) -> dict[str, tf.Variable]:
-    """{name in the format's naming: variable} of a built model, for kind original/tf2/hf."""
+    """{name in the format's naming: variable} of a built model, for kind original/ours/hf."""
     if kind == "original":
         return variable_map(model)
-    if kind == "tf2":
+    if kind == "ours":
         return our_variable_map(model)
     names, unmapped = hf_variable_map(model)
     return {**{n: t.variable for n, t in names.items()}, **unmapped}
-
-
-def restore_model_weights(model: Any, path: str, allow_missing: Sequence[str] = ()) -> int:
-    """Initialises `model` from any supported checkpoint; returns the count restored.
-
-    Only the parts named in `allow_missing` may be absent (the strict loaders).
-    """
-    report = load_checkpoint(model, path, allow_missing=allow_missing)
-    logging.info("Restored %d variables from %s (%d left as initialised: %s)",
-                 len(report.restored), report.path, len(report.missing),
-                 ", ".join(report.missing) or "none")
-    return len(report.restored)

@@ -17,7 +17,7 @@ import tensorflow as tf
 from albert_tf.config import AlbertConfig
 from albert_tf.data import pretraining_dataset
 from albert_tf.models import INPUT_NAMES, AlbertPretrainer
-from albert_tf.training.checkpointing import load_model_weights
+from albert_tf.checkpoints import warm_start
 from albert_tf.pretraining.records import to_model_inputs
 
 
@@ -27,7 +27,7 @@ def load_pretrainer(config: AlbertConfig, checkpoint_dir: str) -> AlbertPretrain
     if path is None:
         raise FileNotFoundError(f"no checkpoint in {checkpoint_dir}")
     model = AlbertPretrainer(config)
-    load_model_weights(model, path, allow_missing=False)
+    warm_start(model, path)  # every variable: the run saved them all
     return model
 
 

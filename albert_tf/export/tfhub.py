@@ -127,7 +127,7 @@ def export_encoder(config: AlbertConfig, checkpoint: str | None, export_path: st
     if checkpoint:
         allow = () if with_mlm else ("mlm_head", "sop_head")
         with checkpoint_errors("checkpoint", checkpoint):
-            checkpoints.restore_model_weights(pretrainer, checkpoint, allow_missing=allow)
+            checkpoints.warm_start(pretrainer, checkpoint, allow)
     else:
         logging.warning("No --checkpoint: exporting randomly initialised weights")
     tolerance = TOLERANCE if dtype == "float32" else BF16_TOLERANCE

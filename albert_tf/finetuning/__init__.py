@@ -6,11 +6,8 @@
   (tokenizer contents, data contents, every feature setting) matches; ours are rebuilt when
   stale, user-named ones refused.
 * `objective` — softmax cross-entropy objective with accuracy, and its numpy twins.
-* `model_source` — config, tokenizer and model from `--albert_config_file`, an encoder
-  export (`--albert_hub_module_handle`) or a Hugging Face `--init_checkpoint` directory.
 * `inference` — `Predictor`: chosen model outputs and passthrough keys over a whole dataset,
   in order, under the strategy, traced once for any batch size and sequence length.
-* `warm_start` — `--init_checkpoint` into a task model, every encoder variable required.
 * `options` — `FineTuningOptions` (the flags all scripts share), `FixedStepOptions` (GLUE,
   RACE), `ExportOptions` (GLUE, SQuAD v1), `FineTuningResult` (what every run reports).
 * `run` — `FineTuningRun`, the one run template every task (GLUE, SQuAD, RACE) fills in:

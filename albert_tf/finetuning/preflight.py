@@ -79,8 +79,8 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
     """Raises PreflightError when `--init_checkpoint` (attribute `flag` of `opts`) is missing,
     unreadable or does not fit the model `build_model()` makes; nothing when it is unset.
 
-    `check(model, path)` is the warm start's dry run (default: fine-tuning's
-    `check_initial_weights`: every encoder variable required, the head optional).
+    `check(model, path)` is the warm start's dry run (default: fine-tuning's: every
+    encoder variable required, the head optional).
     """
     path = getattr(opts, flag, None)
     if not path:
@@ -91,10 +91,11 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
             "both give the initial weights; pass one of them")
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
-    from albert_tf.checkpoints import checkpoint_kind  # pylint: disable=import-outside-toplevel
+    from albert_tf.checkpoints import checkpoint_kind, head_parts, warm_start  # pylint: disable=import-outside-toplevel
 
     if check is None:
-        from albert_tf.finetuning.warm_start import check_initial_weights as check
+        def check(model: Any, path: str) -> Any:
+            return warm_start(model, path, head_parts(model), dry_run=True)
     with checkpoint_errors(flag, path, PreflightError):
         checkpoint_kind(path)  # a missing or unreadable path fails before any model is built
     # Variables without values: no weights are allocated. Keras draws each initializer's

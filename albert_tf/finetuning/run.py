@@ -34,16 +34,16 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.checkpoints.model_source import task_config, task_model_fn, task_tokenizer
+from albert_tf.checkpoints.warm_starting import RestoreReport, head_parts, warm_start
 from albert_tf.config import AlbertConfig
 from albert_tf.export.tflite import TFLiteExportError, check_quantization
 from albert_tf.finetuning.bucketing import LengthBuckets, uses_static_shapes
 from albert_tf.finetuning.inference import Predictor
-from albert_tf.finetuning.model_source import task_config, task_model_fn, task_tokenizer
 from albert_tf.finetuning.options import (ExportOptions, FineTuningError, FineTuningOptions,
                                           FineTuningResult, FixedStepOptions)
 from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.records import eval_dataset, train_dataset_fn
-from albert_tf.finetuning.warm_start import RestoreReport, restore_initial_weights
 from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
 from albert_tf.training.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator, PollSettings,
                                                 follow_training, numbered_checkpoints)
@@ -280,9 +280,11 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
                                    num_lengths=len(buckets.lengths) if buckets else 1)
 
     def warm_start(self, model: keras.Model) -> None:
-        """--init_checkpoint (original TF1 or ours): every encoder variable must be restored."""
-        self.restore_report = restore_initial_weights(model, self.opts.init_checkpoint)
-        self.result.restore_report = self.restore_report
+        """--init_checkpoint (original TF1, HF or ours): every encoder variable must be restored,
+        the head may start fresh; the report goes to the run's result too."""
+        self.restore_report = warm_start(model, self.opts.init_checkpoint, head_parts(model))
+        if getattr(self, "result", None) is not None:
+            self.result.restore_report = self.restore_report
 
     def load_initial_weights(self) -> None:
         """--init_checkpoint (or the export's weights) into the model, once per run."""

@@ -2,7 +2,8 @@
 
 The original's "gelu" is the tanh approximation (Q1). "gelu_exact" is the erf form, which
 Hugging Face calls "gelu" and several released HF ALBERT configs use; we need it to load
-those checkpoints with HF's outputs (the name map lives in `albert_tf.config`).
+those checkpoints with HF's outputs (the name map lives in `albert_tf.checkpoints.hf_config`).
+The names are `albert_tf.config.ACTIVATION_NAMES`, which validates configs without this module.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Callable
 
 import keras
+
+from albert_tf.config import ACTIVATION_NAMES
 
 
 def gelu_tanh(x):
@@ -34,7 +37,8 @@ _ACTIVATIONS: dict[str, Callable] = {
     "linear": _identity,
     "": _identity,
 }
-ACTIVATION_NAMES = tuple(name for name in _ACTIVATIONS if name)
+# The config validates `hidden_act` against its own list: the two must name the same functions.
+assert tuple(name for name in _ACTIVATIONS if name) == ACTIVATION_NAMES, "config.ACTIVATION_NAMES"
 
 
 def get_activation(name: str | Callable | None) -> Callable:

@@ -15,9 +15,9 @@ without --do_train) is `albert_tf.training.checkpoint_eval.follow_training`, as 
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import TYPE_CHECKING, Callable, Sequence, Union
 
+from albert_tf.checkpoints.kinds import is_hf_checkpoint as is_hf_directory
 from albert_tf.data.instances import SENTENCE_TASKS
 from albert_tf.training.flags import EVAL_POLL_RANGES, POSITIVE, FloatRange, float_problem
 
@@ -27,11 +27,6 @@ if TYPE_CHECKING:
     from albert_tf.config import AlbertConfig
 
     StrategyOrFactory = Union[tf.distribute.Strategy, Callable[[], tf.distribute.Strategy], None]
-
-def is_hf_directory(path: str | None) -> bool:
-    """--init_checkpoint is a Hugging Face directory: its config.json stands in for
-    --albert_config_file."""
-    return bool(path) and os.path.isfile(os.path.join(path, "config.json"))
 
 
 # The float options' ranges: run_pretraining.py registers them as flag validators, `check`
@@ -96,7 +91,7 @@ class PretrainingRunOptions:
             raise ValueError(f"--sentence_prediction={self.sentence_prediction}: expected one of "
                              f"{', '.join(SENTENCE_TASKS)}")
         if is_hf_directory(self.init_checkpoint):  # config.json, checked against the file if given
-            from albert_tf.finetuning.model_source import task_config
+            from albert_tf.checkpoints.model_source import task_config
 
             config = task_config(self.albert_config_file, None, self.init_checkpoint)
         elif not self.albert_config_file:
@@ -158,9 +153,10 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
     from albert_tf.data.value_checks import IdLimits, bad_record_message
     from albert_tf.finetuning.preflight import config_source
     from albert_tf.models import AlbertPretrainer
+    from albert_tf.checkpoints import warm_start
     from albert_tf.pretraining.modeling import PretrainingObjective
     from albert_tf.pretraining.records import pretraining_dataset_fn
-    from albert_tf.training import LoopConfig, Trainer, create_optimizer, warm_start
+    from albert_tf.training import LoopConfig, Trainer, create_optimizer
 
     if callable(strategy) and not isinstance(strategy, tf.distribute.Strategy):
         strategy = strategy()
@@ -237,10 +233,10 @@ def check_init_checkpoint(config: "AlbertConfig", opts: PretrainingRunOptions) -
     """`finetuning.preflight.check_init_checkpoint` for run_pretraining: the pretrainer (MLM
     + SOP heads required, as its warm start) with `opts.init_from_group0`."""
     # pylint: disable=import-outside-toplevel
+    from albert_tf.checkpoints import warm_start
     from albert_tf.finetuning.preflight import check_init_checkpoint as check_fits
     from albert_tf.models import AlbertPretrainer
-    from albert_tf.training.init_checkpoint import warm_start
 
     check_fits(lambda: AlbertPretrainer(config), opts,
-               check=lambda model, path: warm_start(model, path, opts.init_from_group0,
-                                                    dry_run=True))
+               check=lambda model, path: warm_start(
+                   model, path, init_from_group0=opts.init_from_group0, dry_run=True))

@@ -11,7 +11,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "TrainingCheckpoint": "checkpointing", "load_model_weights": "checkpointing",
+    "TrainingCheckpoint": "checkpointing",
     "STRATEGIES": "choices", "DTYPE_POLICIES": "choices", "OPTIMIZER_NAMES": "choices",
     "get_strategy": "distribute", "tpu_cluster_resolver": "distribute",
     "Callback": "loop", "LoopConfig": "loop", "NonFiniteLossError": "errors", "Trainer": "loop",
@@ -19,7 +19,6 @@ _EXPORTS = {
     "MeanLossObjective": "objective", "Objective": "objective",
     "AdamW": "optimizers", "LAMB": "optimizers", "OPTIMIZERS": "optimizers",
     "WarmupPolynomialDecay": "optimizers", "create_optimizer": "optimizers",
-    "warm_start": "init_checkpoint",
 }
 __all__ = sorted(_EXPORTS)
 

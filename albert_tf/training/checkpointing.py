@@ -19,88 +19,22 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable
+from typing import Any
 
 import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.checkpoints.ours import keyed_variables
 from albert_tf.training.errors import OutputWriteError
 
 CHECKPOINT_NAME = "model.ckpt"
-_SEED_STATE = "seed_generator_state"
 _NUMBERED = re.compile(r"^" + re.escape(CHECKPOINT_NAME) + r"-(\d+)\.index$")
 
 
 class CheckpointWriteError(OutputWriteError):
     """A checkpoint could not be written (e.g. the disk is full): one line naming the prefix;
     the partial files are removed and the previous checkpoints are intact."""
-
-
-def _tf_variable(variable: Any) -> tf.Variable:
-    return variable.value if isinstance(variable, keras.Variable) else variable
-
-
-def keyed_variables(variables: Iterable[Any]) -> dict[str, tf.Variable]:
-    """{checkpoint key: tf.Variable}: the Keras path, or `seed_states/<i>` for RNG states."""
-    keyed: dict[str, tf.Variable] = {}
-    seeds = 0
-    for variable in variables:
-        path = getattr(variable, "path", None) or variable.name
-        if _SEED_STATE in path:
-            key, seeds = f"seed_states/{seeds}", seeds + 1
-        else:
-            key, n = path, 1
-            while key in keyed:  # never expected; keeps keys unique rather than overwriting
-                key, n = f"{path}#{n}", n + 1
-        keyed[key] = _tf_variable(variable)
-    return keyed
-
-
-def escape_key(key: str) -> str:
-    """The escaping tf.train.Checkpoint applies to dict keys ("." → "..", "/" → ".S")."""
-    return key.replace(".", "..").replace("/", ".S")
-
-
-def is_training_checkpoint(path: str) -> bool:
-    """True for a checkpoint written by `TrainingCheckpoint` (ours, not an original TF1 one)."""
-    try:
-        names = [name for name, _ in tf.train.list_variables(path)]
-    except (tf.errors.NotFoundError, ValueError):
-        return False
-    return any(name.startswith("model/") and name.endswith("VARIABLE_VALUE") for name in names)
-
-
-def load_model_weights(model: keras.Model, path: str, allow_missing: bool = True
-                       ) -> tuple[list[str], list[str]]:
-    """Warm start from one of our checkpoints: trainable variables, by path (faithfulness §3.5 rule).
-
-    Variables absent from the checkpoint keep their initialisation and are logged (as the
-    original's assignment map); optimizer slots and the step are never loaded.
-
-    Returns:
-        (loaded paths, missing paths).
-    """
-    reader = tf.train.load_checkpoint(path)
-    shapes = reader.get_variable_to_shape_map()
-    loaded, missing = [], []
-    for key, variable in keyed_variables(model.trainable_variables).items():
-        name = f"model/{escape_key(key)}/.ATTRIBUTES/VARIABLE_VALUE"
-        if name not in shapes:
-            missing.append(key)
-            continue
-        if list(shapes[name]) != list(variable.shape):
-            raise ValueError(f"{path}: {key} has shape {shapes[name]} in the checkpoint, "
-                             f"{list(variable.shape)} in the model")
-        variable.assign(reader.get_tensor(name))
-        loaded.append(key)
-    for key in loaded:
-        logging.info("  %s, *INIT_FROM_CKPT*", key)
-    for key in missing:
-        logging.info("  %s (not in %s; keeps its initialisation)", key, path)
-    if missing and not allow_missing:
-        raise ValueError(f"{path}: missing {len(missing)} model variable(s): {', '.join(missing)}")
-    return loaded, missing
 
 
 def restore_model(model: keras.Model, global_step: tf.Variable, directory: str,

@@ -9,6 +9,7 @@ import tensorflow as tf
 from safetensors.numpy import load_file
 
 from albert_tf import AlbertConfig, checkpoints
+from albert_tf.checkpoints.hf_config import config_from_hf
 from albert_tf.checkpoints.conversion import (convert_checkpoint, detect_head,
                                               export_model_checkpoint)
 from albert_tf.models import AlbertClassifier, AlbertPretrainer
@@ -63,7 +64,7 @@ def test_hf_to_keras_to_hf_is_bit_identical(tmp_path):
     (tmp_path / "hf" / "spiece.model").write_bytes(b"spm")
     assert detect_head(str(tmp_path / "hf")) == ("classification", 3)
     keras_out = convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "keras"), "keras")
-    assert checkpoints.checkpoint_kind(str(tmp_path / "keras")) == "tf2"
+    assert checkpoints.checkpoint_kind(str(tmp_path / "keras")) == "ours"
     assert (tmp_path / "keras" / "30k-clean.model").read_bytes() == b"spm"
     assert keras_out.written == len(keras_out.report.restored)
     back = convert_checkpoint(str(tmp_path / "keras"), str(tmp_path / "hf2"), "hf",
@@ -111,7 +112,7 @@ def test_command_lines(original_dir, tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "original (pretraining) → hf" in result.stdout
     assert f"restored 80 variables from {tmp_path}/export/model.ckpt" in result.stdout
-    classifier = AlbertClassifier(AlbertConfig.from_hf_config(tmp_path / "hf"), 2)
+    classifier = AlbertClassifier(config_from_hf(tmp_path / "hf"), 2)
     classifier({k: v for k, v in random_inputs(classifier.config).items()
                 if k != "masked_lm_positions"})
     report = checkpoints.load_checkpoint(classifier, str(tmp_path / "hf"),

@@ -8,7 +8,8 @@ import shutil
 import numpy as np
 import pytest
 
-from albert_tf import AlbertConfig, checkpoints
+from albert_tf import checkpoints
+from albert_tf.checkpoints.hf_config import config_from_hf
 from albert_tf.models import AlbertClassifier, AlbertEncoder, AlbertSpanLabeler
 from tests.checkpoints.hf_models import build, hf_config, torch, transformers
 from tests.conftest import random_inputs, tiny_config
@@ -133,7 +134,7 @@ def test_squad_v2_and_unshared_models_are_refused_naming_why(saved, tmp_path):
 
 def test_bare_albert_model_both_ways(saved, tmp_path):
     hf_model, directory = saved["base"]
-    config = AlbertConfig.from_hf_config(directory)
+    config = config_from_hf(directory)
     encoder = built(AlbertEncoder(config), config)
     report = checkpoints.load_hf_checkpoint(encoder, directory)
     assert len(report.restored) == len(encoder.weights)
@@ -165,7 +166,7 @@ def test_older_files_pytorch_bin_tied_copies_and_bfloat16(saved, tmp_path):
     torch.save(state, str(old / "pytorch_model.bin"))
     from albert_tf.models import AlbertPretrainer
 
-    config = AlbertConfig.from_hf_config(str(old))
+    config = config_from_hf(str(old))
     model = AlbertPretrainer(config)
     model(random_inputs(config))
     report = checkpoints.load_hf_checkpoint(model, str(old))

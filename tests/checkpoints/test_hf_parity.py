@@ -11,7 +11,8 @@ weights and gives our outputs.
 import numpy as np
 import pytest
 
-from albert_tf import AlbertConfig, checkpoints
+from albert_tf import checkpoints
+from albert_tf.checkpoints.hf_config import config_from_hf
 from albert_tf.models import (AlbertClassifier, AlbertMultipleChoice, AlbertPretrainer,
                               AlbertSpanLabeler)
 from tests.checkpoints.hf_models import (HEAD_CLASSES, NUM_LABELS, hf_config, save_heads, torch,
@@ -110,7 +111,7 @@ def randomize(model, seed):
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_hf_checkpoint_in_and_out(hf_dirs, tmp_path, shape, class_name):
     hf_model, directory = hf_dirs(shape)[class_name]
-    config = AlbertConfig.from_hf_config(directory)
+    config = config_from_hf(directory)
     assert config.hidden_act == {"gelu_new": "gelu", "gelu": "gelu_exact"}[SHAPES[shape][1]]
     build, allow_missing = OURS[class_name]
     model = build(config)

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from albert_tf import checkpoints
 from albert_tf.models import AlbertClassifier, AlbertPretrainer
-from albert_tf.training.checkpointing import keyed_variables
+from albert_tf.checkpoints.ours import keyed_variables
 from tests.conftest import random_inputs, tiny_config
 
 ENCODER_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -28,7 +28,7 @@ def saved(tmp_path_factory):
     source(random_inputs(config))
     paths = {
         "original": checkpoints.save_original_checkpoint(source, str(root / "orig" / "model.ckpt")),
-        "tf2": tf.train.Checkpoint(model=keyed_variables(source.variables)).write(
+        "ours": tf.train.Checkpoint(model=keyed_variables(source.variables)).write(
             str(root / "ours" / "ckpt")),
         "hf": checkpoints.save_hf_checkpoint(source, str(root / "hf")),
     }
@@ -44,14 +44,14 @@ def test_every_kind_loads_the_encoder_and_names_the_absent_head(saved, kind):
     before = [w.numpy().copy() for w in model.weights]
     with pytest.raises(checkpoints.CheckpointMismatchError) as error:
         checkpoints.validate_checkpoint(model, path)
-    head = {"original": "output_weights", "tf2": "classifier_head/output_weights",
+    head = {"original": "output_weights", "ours": "classifier_head/output_weights",
             "hf": "classifier.weight"}[kind]
     assert f"missing from the checkpoint (2): {head}" in str(error.value)
     report = checkpoints.validate_checkpoint(model, path, allow_missing=["classifier_head"])
     assert report.kind == kind and len(report.restored) == 25
     for weight, value in zip(model.weights, before):  # a dry run assigns nothing
         np.testing.assert_array_equal(weight.numpy(), value)
-    assert checkpoints.restore_model_weights(model, path, allow_missing=["classifier_head"]) == 25
+    assert checkpoints.warm_start(model, path, ["classifier_head"]).encoder_restored == 25
     np.testing.assert_array_equal(model.encoder.pooler.dense.kernel.numpy(),
                                   source.encoder.pooler.dense.kernel.numpy())
     assert sorted(report.unused) == sorted(

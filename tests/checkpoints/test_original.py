@@ -124,7 +124,7 @@ def test_checkpoint_kind(tmp_path):
     original = ck.save_original_checkpoint(encoder, str(tmp_path / "orig" / "model.ckpt"))
     ours = tf.train.Checkpoint(model=encoder).write(str(tmp_path / "tf2" / "ckpt"))
     assert ck.is_original_checkpoint(original) and ck.checkpoint_kind(str(tmp_path / "orig")) == "original"
-    assert ck.checkpoint_kind(ours) == "tf2" and not ck.is_original_checkpoint(ours)
+    assert ck.checkpoint_kind(ours) == "ours" and not ck.is_original_checkpoint(ours)
     with pytest.raises(ck.CheckpointMismatchError, match="TF2 object-based"):
         ck.load_original_checkpoint(encoder, ours)
     with pytest.raises(FileNotFoundError, match="no checkpoint here"):

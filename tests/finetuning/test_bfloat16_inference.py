@@ -23,8 +23,8 @@ from albert_tf.glue.runner import GlueRunOptions, run as run_glue
 from albert_tf.models import AlbertEncoder, AlbertPretrainer
 from albert_tf.race.runner import RaceRunOptions, run as run_race
 from albert_tf.squad.runner import SquadRunOptions, run as run_squad
+from albert_tf.checkpoints.ours import keyed_variables
 from albert_tf.pretraining import runner as pretraining_run
-from albert_tf.training.checkpointing import keyed_variables
 from tests.conftest import tiny_config
 from tests.data import record_files
 from tests.glue.conftest import FIXTURES as GLUE_FIXTURES

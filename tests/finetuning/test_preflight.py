@@ -242,10 +242,10 @@ def test_fitting_checkpoints_pass_and_the_model_is_built_without_weights(bad_che
     the pretrainer's checkpoint, a 2-group pretrainer only with init_from_group0."""
     import tensorflow as tf
 
+    from albert_tf.checkpoints import head_parts, warm_start
     from albert_tf.finetuning.preflight import check_init_checkpoint
     from albert_tf.pretraining.runner import (
         check_init_checkpoint as check_pretraining_init_checkpoint)
-    from albert_tf.finetuning.warm_start import check_initial_weights
     from albert_tf.models import AlbertClassifier
 
     config = tiny_config(vocab_size=1000, max_position_embeddings=128, hidden_size=48,
@@ -266,6 +266,6 @@ def test_fitting_checkpoints_pass_and_the_model_is_built_without_weights(bad_che
 
     reports = []
     check_init_checkpoint(build, options, check=lambda m, p: reports.append(
-        check_initial_weights(m, p)))
+        warm_start(m, p, head_parts(m), dry_run=True)))
     assert built_eagerly == [False] and tf.executing_eagerly()
     assert (reports[0].encoder_restored, reports[0].encoder_total) == (25, 25)

@@ -10,9 +10,9 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.checkpoints import CheckpointMismatchError, save_original_checkpoint
-from albert_tf.finetuning.warm_start import restore_initial_weights
+from albert_tf.checkpoints import head_parts, warm_start
 from albert_tf.models import AlbertClassifier, AlbertPretrainer
-from albert_tf.training.checkpointing import keyed_variables
+from albert_tf.checkpoints.ours import keyed_variables
 from tests.conftest import random_inputs, tiny_config
 
 
@@ -29,7 +29,7 @@ def test_from_an_original_tf1_checkpoint(tmp_path, caplog):
     path = save_original_checkpoint(pretrainer, str(tmp_path / "model.ckpt"))
     classifier = AlbertClassifier(config, 3)
     with caplog.at_level(logging.INFO, logger="absl"):
-        report = restore_initial_weights(classifier, path)
+        report = warm_start(classifier, path, head_parts(classifier))
     assert (report.encoder_restored, report.encoder_total) == (25, 25)
     assert (report.head_restored, report.head_total) == (0, 2)
     assert report.missing == ["output_weights", "output_bias"]
@@ -43,7 +43,7 @@ def test_from_one_of_our_checkpoints_and_refusing_a_partial_encoder(tmp_path):
     pretrainer = _built(AlbertPretrainer(config), config)
     ours = tf.train.Checkpoint(model=keyed_variables(pretrainer.variables)).write(str(tmp_path / "ours"))
     classifier = AlbertClassifier(config, 2)
-    report = restore_initial_weights(classifier, ours)
+    report = warm_start(classifier, ours, head_parts(classifier))
     assert (report.encoder_restored, report.encoder_total, report.head_restored) == (25, 25, 0)
     np.testing.assert_array_equal(classifier.encoder.pooler.dense.kernel.numpy(),
                                   pretrainer.encoder.pooler.dense.kernel.numpy())
@@ -52,4 +52,4 @@ def test_from_one_of_our_checkpoints_and_refusing_a_partial_encoder(tmp_path):
     partial = {k: v for k, v in keyed_variables(pretrainer.variables).items() if "pooler" not in k}
     path = tf.train.Checkpoint(model=partial).write(str(tmp_path / "partial"))
     with pytest.raises(CheckpointMismatchError, match="lacks 2 encoder variable"):
-        restore_initial_weights(AlbertClassifier(config, 2), path)
+        warm_start(classifier := AlbertClassifier(config, 2), path, head_parts(classifier))

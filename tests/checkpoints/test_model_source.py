@@ -8,8 +8,9 @@ import shutil
 import numpy as np
 import pytest
 
-from albert_tf import AlbertConfig, cli
-from albert_tf.finetuning.model_source import ModelSourceError, task_config, task_tokenizer
+from albert_tf import cli
+from albert_tf.checkpoints.hf_config import config_from_hf
+from albert_tf.checkpoints.model_source import ModelSourceError, task_config, task_tokenizer
 from albert_tf.glue import GlueProcessor, get_task
 from albert_tf.glue.features import convert_examples_to_features
 from albert_tf.glue.runner import GlueRunOptions
@@ -44,7 +45,7 @@ def hf_dirs(tmp_path_factory, text_assets):  # noqa: F811
 def test_config_and_tokenizer_come_from_the_directory(hf_dirs, tmp_path):
     _, directory = hf_dirs["AlbertForSequenceClassification"]
     config = task_config(None, None, directory)
-    assert config == AlbertConfig.from_hf_config(directory) and config.vocab_size == 1000
+    assert config == config_from_hf(directory) and config.vocab_size == 1000
     assert task_tokenizer(None, None, True, None, directory).vocab_size == 1000
     same = tmp_path / "same.json"
     config.to_json_file(same)
@@ -92,6 +93,37 @@ def test_run_classifier_predicts_what_hf_predicts_and_fine_tunes(hf_dirs, tmp_pa
     assert trained.restore_report.encoder_restored == 25 and trained.restore_report.head_restored == 2
     assert np.isfinite(trained.train_logs["loss"])
     assert os.path.exists(tmp_path / "train" / "model.ckpt-2.index")
+
+
+def test_one_run_parses_config_json_once_and_reads_the_safetensors_header_once(
+        hf_dirs, tmp_path, monkeypatch):
+    """run_classifier --init_checkpoint=<HF dir>: config, tokenizer, pre-flight check and
+    warm start share one parse of config.json and one read of the weights' header."""
+    import builtins
+    import collections
+
+    from albert_tf.checkpoints import hf_files, hf_source
+
+    _, directory = hf_dirs["AlbertForSequenceClassification"]
+    config_file = os.path.join(directory, "config.json")
+    counts = collections.Counter()
+    real_open, real_read_header = builtins.open, hf_files.HFWeights._read_header
+
+    def counting_open(file, *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and os.path.abspath(file) == config_file:
+            counts["config.json"] += 1
+        return real_open(file, *args, **kwargs)
+
+    def counting_read_header(self, file):
+        counts[os.path.basename(file)] += 1
+        return real_read_header(self, file)
+
+    monkeypatch.setattr(hf_source, "_cache", collections.OrderedDict())  # a fresh process
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(hf_files.HFWeights, "_read_header", counting_read_header)
+    result = run_glue(glue_options(directory, tmp_path / "run", do_train=True))
+    assert result.restore_report.encoder_restored == 25  # the run did read the directory
+    assert counts == {"config.json": 1, "model.safetensors": 1}
 
 
 def test_run_squad_v1_and_run_race_from_hf_directories(hf_dirs, tmp_path):

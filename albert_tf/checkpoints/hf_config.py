@@ -11,7 +11,8 @@ Most keys have the same name and meaning in both worlds. The differences, stated
   decoder) are refused naming the field; head metadata (`num_labels`, `id2label`,
   `architectures`, `classifier_dropout_prob`, …) is not model shape and is not kept: our
   classifiers use dropout 0.1 whatever the config says (Q20).
-No TensorFlow here: the config module imports this.
+`config_from_hf` / `config_to_hf` are the AlbertConfig side; `config_disagreement` is the
+one check that a config file and an HF directory describe the same model.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import json
 import os
 from typing import Any, Mapping
 
-from albert_tf.config import EMBEDDING_PROJECTION_KEY
+from albert_tf.config import EMBEDDING_PROJECTION_KEY, AlbertConfig, ConfigError
+from albert_tf.layers.normalization import LAYER_NORM_EPSILON
 
 # HF `hidden_act` → ours. "gelu_new", "gelu_fast" and "gelu_pytorch_tanh" are all the tanh
 # formula; "gelu" and "gelu_python" the erf one.
@@ -46,7 +48,8 @@ ARCHITECTURE_KEYS = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_
                      "num_hidden_groups", "num_attention_heads", "intermediate_size",
                      "inner_group_num", "hidden_act", "max_position_embeddings", "type_vocab_size")
 HF_DEFAULT_ACTIVATION = "gelu_new"
-LAYER_NORM_EPSILON = 1e-12  # the original's (faithfulness §2.9); albert_tf.layers.normalization
+# Keys a config file given beside an HF directory must agree on: every model key HF has.
+COMPARED_KEYS = tuple(SHARED_KEYS) + ("hidden_act",)
 # What we write for the keys HF needs and we do not model: the ids of <pad>, [CLS], [SEP]
 # in the released 30k-clean SentencePiece model, and our classifier's fixed dropout (Q20).
 WRITTEN_CONSTANTS = {"model_type": "albert", "layer_norm_eps": LAYER_NORM_EPSILON,
@@ -131,3 +134,43 @@ def differing_keys(ours: Mapping[str, Any], theirs: Mapping[str, Any],
         if a != b:
             out.append(f"{key}: {ours.get(key)!r} vs {theirs.get(key)!r}")
     return out
+
+
+def config_from_hf(hf_config: Mapping[str, Any] | str | os.PathLike) -> AlbertConfig:
+    """AlbertConfig from a Hugging Face ALBERT `config.json` (dict, file or model directory).
+
+    HF's "gelu_new" becomes our (tanh) "gelu" and HF's exact "gelu" our "gelu_exact";
+    E = H keeps HF's E→H projection (extra key `embedding_projection`). A field we cannot
+    represent (e.g. `position_embedding_type` "relative_key", `hidden_act` "silu") is a
+    ConfigError naming it. Head metadata (`num_labels`, `architectures`, …) is not kept.
+    """
+    try:
+        if isinstance(hf_config, Mapping):
+            values, source = hf_config, "<hf config>"
+        else:
+            source = os.fspath(hf_config)
+            if os.path.isdir(source):
+                source = os.path.join(source, "config.json")
+            values = read_hf_config(source)
+        return AlbertConfig.from_dict(values_from_hf(values, source), source=source)
+    except HFConfigError as e:
+        raise ConfigError(str(e)) from None
+
+
+def config_to_hf(config: AlbertConfig) -> dict[str, Any]:
+    """`config` as a Hugging Face ALBERT `config.json` dict (HF AlbertConfig keys).
+
+    Our "gelu" (tanh) is written as HF's "gelu_new". Raises ConfigError when HF cannot
+    represent the model (`cross_layer_sharing` other than "all").
+    """
+    try:
+        return values_to_hf(config.to_dict(), config.source)
+    except HFConfigError as e:
+        raise ConfigError(str(e)) from None
+
+
+def config_disagreement(given: AlbertConfig, hf: AlbertConfig) -> list[str]:
+    """"key: a vs b" for each model key (`COMPARED_KEYS`) on which a config file and an HF
+    directory's config.json differ: the one check for "--albert_config_file and the HF
+    directory must describe the same model"."""
+    return differing_keys(given.to_dict(), hf.to_dict(), COMPARED_KEYS)

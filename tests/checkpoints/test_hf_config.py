@@ -5,6 +5,7 @@ import json
 import pytest
 
 from albert_tf import AlbertConfig, ConfigError
+from albert_tf.checkpoints.hf_config import config_from_hf, config_to_hf
 from albert_tf.config import FIELD_NAMES
 from tests.conftest import tiny_config
 
@@ -26,7 +27,7 @@ HF_BASE_V2 = {
 
 def test_released_hf_config_is_the_original_preset(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(HF_BASE_V2))
-    config = AlbertConfig.from_hf_config(tmp_path)  # a directory or its config.json
+    config = config_from_hf(tmp_path)  # a directory or its config.json
     preset = AlbertConfig.from_preset("albert_base_v2")
     assert {k: getattr(config, k) for k in FIELD_NAMES} == {k: getattr(preset, k) for k in FIELD_NAMES}
     assert config.extra == {}  # head metadata and HF-only keys are not kept
@@ -35,26 +36,26 @@ def test_released_hf_config_is_the_original_preset(tmp_path):
 @pytest.mark.parametrize("hf_act,ours", [("gelu_new", "gelu"), ("gelu", "gelu_exact"),
                                          ("gelu_pytorch_tanh", "gelu"), ("relu", "relu")])
 def test_activation_names_map_both_ways(hf_act, ours):
-    config = AlbertConfig.from_hf_config({**HF_BASE_V2, "hidden_act": hf_act})
+    config = config_from_hf({**HF_BASE_V2, "hidden_act": hf_act})
     assert config.hidden_act == ours
-    back = config.to_hf_config()["hidden_act"]
+    back = config_to_hf(config)["hidden_act"]
     assert back == {"gelu": "gelu_new", "gelu_exact": "gelu", "relu": "relu"}[ours]
 
 
 def test_written_config_is_read_by_transformers_with_the_same_shape(tmp_path):
     config = tiny_config(num_hidden_layers=5, num_hidden_groups=2, inner_group_num=2)
-    (tmp_path / "config.json").write_text(json.dumps(config.to_hf_config()))
+    (tmp_path / "config.json").write_text(json.dumps(config_to_hf(config)))
     hf = transformers.AlbertConfig.from_pretrained(str(tmp_path))
     for key in ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
                 "num_hidden_groups", "inner_group_num", "num_attention_heads",
                 "intermediate_size", "max_position_embeddings", "type_vocab_size"):
         assert getattr(hf, key) == getattr(config, key), key
     assert hf.hidden_act == "gelu_new" and hf.layer_norm_eps == 1e-12
-    assert AlbertConfig.from_hf_config(tmp_path) == config
+    assert config_from_hf(tmp_path) == config
 
 
 def test_e_equal_h_keeps_the_hf_projection():
-    config = AlbertConfig.from_hf_config({**HF_BASE_V2, "embedding_size": 768})
+    config = config_from_hf({**HF_BASE_V2, "embedding_size": 768})
     assert config.has_embedding_projection and config.extra == {"embedding_projection": True}
     assert not tiny_config(embedding_size=32).has_embedding_projection  # the original at E = H
 
@@ -69,12 +70,12 @@ def test_e_equal_h_keeps_the_hf_projection():
 def test_fields_we_cannot_represent_are_named(tmp_path, field, value, message):
     (tmp_path / "config.json").write_text(json.dumps({**HF_BASE_V2, field: value}))
     with pytest.raises(ConfigError, match=message) as error:
-        AlbertConfig.from_hf_config(tmp_path)
+        config_from_hf(tmp_path)
     assert str(error.value).startswith(f"{tmp_path}/config.json: field '{field}'")
 
 
 def test_models_hf_cannot_hold_are_refused_naming_the_field():
     with pytest.raises(ConfigError, match="field 'cross_layer_sharing' is 'ffn'"):
-        tiny_config(cross_layer_sharing="ffn").to_hf_config()
+        config_to_hf(tiny_config(cross_layer_sharing="ffn"))
     with pytest.raises(ConfigError, match="config.json: not found"):
-        AlbertConfig.from_hf_config("/nonexistent/dir/config.json")
+        config_from_hf("/nonexistent/dir/config.json")

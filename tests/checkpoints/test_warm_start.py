@@ -10,7 +10,7 @@ from albert_tf.checkpoints import CheckpointMismatchError, save_original_checkpo
 from albert_tf.models import AlbertPretrainer
 from albert_tf.training.checkpointing import TrainingCheckpoint
 from albert_tf.training.optimizers import LAMB
-from albert_tf.training.init_checkpoint import warm_start
+from albert_tf.checkpoints import warm_start
 from tests.conftest import random_inputs, tiny_config
 
 

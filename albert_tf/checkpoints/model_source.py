@@ -8,7 +8,10 @@ which `--init_checkpoint` then fills. The tokenizer follows the same rule (faith
 as `export_spm_model`): an explicit `--spm_model_file` / `--vocab_file` wins, else the
 export's SentencePiece model is used. A Hugging Face `--init_checkpoint` directory likewise
 supplies the config (its `config.json`; a `--albert_config_file` given too must agree with it
-field by field) and the tokenizer (its `spiece.model`, unless a flag names one).
+field by field, `hf_config.config_disagreement`) and the tokenizer (its `spiece.model`,
+unless a flag names one). The directory is read once per run (`hf_source.open_hf_directory`):
+the config, the pre-flight check and the warm start share one parse of config.json and one
+read of the safetensors header.
 
 Example:
     >>> config = task_config(None, "exports/albert_tiny")
@@ -23,9 +26,10 @@ from typing import Callable
 import keras
 from absl import logging
 
-from albert_tf import hf_config
-from albert_tf.checkpoints import is_hf_checkpoint, spm_model_of
-from albert_tf.checkpoints.hf_files import HFWeights, hf_directory
+from albert_tf.checkpoints.hf_config import config_disagreement
+from albert_tf.checkpoints.hf_files import spm_model_of
+from albert_tf.checkpoints.hf_source import open_hf_directory
+from albert_tf.checkpoints.kinds import is_hf_checkpoint
 from albert_tf.config import AlbertConfig
 from albert_tf.export.loading import HubEncoder, export_spm_model, load_export_config
 from albert_tf.tokenization import FullTokenizer
@@ -35,10 +39,6 @@ ModelBuilder = Callable[[AlbertConfig, "keras.layers.Layer | None"], keras.Model
 
 class ModelSourceError(ValueError):
     """Neither a config nor an export, or an export without what is needed (one line)."""
-
-
-# Fields a config file and an HF directory's config.json must agree on.
-_COMPARED_KEYS = tuple(hf_config.SHARED_KEYS) + ("hidden_act",)
 
 
 def task_config(albert_config_file: str | None, hub_handle: str | None,
@@ -65,13 +65,14 @@ def _hf_directory_config(albert_config_file: str | None, directory: str) -> Albe
     The weights file's header is read too, so an unreadable directory fails here, before
     any feature file is written."""
     try:
-        config = AlbertConfig.from_hf_config(directory)
-        HFWeights(hf_directory(directory))
+        source = open_hf_directory(directory)
+        config = AlbertConfig.from_dict(source.values, source=source.config_file)
+        source.weights  # pylint: disable=pointless-statement  (reads the header)
     except ValueError as e:  # ConfigError, CheckpointFileError: one line naming the file
         raise ModelSourceError(f"--init_checkpoint={directory}: {e}") from None
     if albert_config_file:
         given = AlbertConfig.from_json_file(albert_config_file)
-        differing = hf_config.differing_keys(given.to_dict(), config.to_dict(), _COMPARED_KEYS)
+        differing = config_disagreement(given, config)
         if differing:
             raise ModelSourceError(
                 f"--albert_config_file={albert_config_file} and the config.json of "
