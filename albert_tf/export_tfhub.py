@@ -86,7 +86,7 @@ def run() -> None:
 
     from albert_tf import checkpoints
     from albert_tf.export.tfhub import export_encoder, export_preprocessing, resolve_sources
-    from albert_tf.finetuning.model_source import task_config
+    from albert_tf.model_source import task_config
 
     if not FLAGS.export_path and not FLAGS.preprocess_export_path:
         raise app.UsageError("give --export_path and/or --preprocess_export_path")

@@ -97,7 +97,7 @@ def our_exports(workdir: str, hf_dir: str, seq: int) -> dict[str, str]:
     """fp32 export (serving/, TFLite fp32, OpenVINO IR), bf16 export (serving/, OpenVINO IR) and
     a dynamic-int8 TFLite file, converted from the HF directory by the export code."""
     from albert_tf.export.tfhub import export_encoder
-    from albert_tf.checkpoints.model_source import task_config
+    from albert_tf.model_source import task_config
 
     config = task_config(None, None, hf_dir)
     base = os.path.basename(hf_dir)
@@ -122,7 +122,7 @@ def our_onnx(workdir: str, hf_dir: str) -> str | None:
         return None
     from albert_tf import checkpoints
     from albert_tf.export.onnx_artifacts import write_onnx_artifacts
-    from albert_tf.checkpoints.model_source import task_config
+    from albert_tf.model_source import task_config
     from albert_tf.models import AlbertPretrainer
 
     path = os.path.join(workdir, f"{os.path.basename(hf_dir)}_ours_onnx")

@@ -9,7 +9,6 @@
 * `kinds` — the one "what kind is this path" rule: `checkpoint_kind`, `is_hf_checkpoint`.
 * `loading` — `load_checkpoint` / `validate_checkpoint` dispatch on the kind;
   `warm_starting.warm_start` — the one warm start every task and export calls.
-* `model_source` — config, tokenizer and weights of an `--init_checkpoint` / export handle.
 Each loader names what is missing, unused or mis-shaped and returns a `LoadReport`.
 Names are imported on first use, so `is_hf_checkpoint` is usable before TensorFlow loads.
 """

@@ -91,7 +91,7 @@ class PretrainingRunOptions:
             raise ValueError(f"--sentence_prediction={self.sentence_prediction}: expected one of "
                              f"{', '.join(SENTENCE_TASKS)}")
         if is_hf_directory(self.init_checkpoint):  # config.json, checked against the file if given
-            from albert_tf.checkpoints.model_source import task_config
+            from albert_tf.model_source import task_config
 
             config = task_config(self.albert_config_file, None, self.init_checkpoint)
         elif not self.albert_config_file:

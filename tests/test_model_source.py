@@ -10,7 +10,7 @@ import pytest
 
 from albert_tf import cli
 from albert_tf.checkpoints.hf_config import config_from_hf
-from albert_tf.checkpoints.model_source import ModelSourceError, task_config, task_tokenizer
+from albert_tf.model_source import ModelSourceError, task_config, task_tokenizer
 from albert_tf.glue import GlueProcessor, get_task
 from albert_tf.glue.features import convert_examples_to_features
 from albert_tf.glue.runner import GlueRunOptions

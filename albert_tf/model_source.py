@@ -1,5 +1,8 @@
-"""Where a fine-tuning model comes from: `--albert_config_file`, an encoder export, or a
+"""Where a run's model comes from: `--albert_config_file`, an encoder export, or a
 Hugging Face directory given as `--init_checkpoint`.
+
+Its own floor above `checkpoints/` and `export/` because it reads both (an export handle is
+an export; an HF directory is a checkpoint format), below the tasks and tools that call it.
 
 With `--albert_hub_module_handle` (faithfulness §8.1, §10.1) the config is the export's
 `albert_config.json` asset and the encoder is the export itself (`HubEncoder`, its
