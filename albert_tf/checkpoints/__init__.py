@@ -15,8 +15,7 @@ Names are imported on first use, so `is_hf_checkpoint` is usable before TensorFl
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from albert_tf.lazy_names import lazy_names
 
 _EXPORTS = {
     "DEFAULT_HF_CLASS": "hf", "hf_variable_map": "hf", "load_hf_checkpoint": "hf",
@@ -39,7 +38,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"albert_tf.checkpoints.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'albert_tf.checkpoints' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _EXPORTS)

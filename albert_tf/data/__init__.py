@@ -11,21 +11,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
+from albert_tf.lazy_names import lazy_names
 from albert_tf.data.features import DYNAMIC, RECORD_KINDS, STATIC, TRAINER_FEATURES
 from albert_tf.data.masking import MaskingOptions, mask_batch
 
 __all__ = ["DYNAMIC", "MaskingOptions", "RECORD_KINDS", "STATIC", "TRAINER_FEATURES", "mask_batch",
            "mask_batch_tf", "parse_spec", "pretraining_dataset", "resolve_files"]
 
-_LAZY = {"pretraining_dataset": "albert_tf.data.pipeline", "parse_spec": "albert_tf.data.pipeline",
-         "resolve_files": "albert_tf.data.record_checks", "mask_batch_tf": "albert_tf.data.masking_tf"}
+_LAZY = {"pretraining_dataset": "pipeline", "parse_spec": "pipeline",
+         "resolve_files": "record_checks", "mask_batch_tf": "masking_tf"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib  # pylint: disable=import-outside-toplevel
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'albert_tf.data' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)

@@ -8,8 +8,7 @@ serving artifacts (frozen graph, TFLite, OpenVINO IR), and one loader for all of
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from albert_tf.lazy_names import lazy_names
 
 _EXPORTS = {
     "save_encoder_export": "encoder_export",
@@ -20,7 +19,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"albert_tf.export.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'albert_tf.export' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _EXPORTS)

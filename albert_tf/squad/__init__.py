@@ -16,9 +16,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from albert_tf.lazy_names import lazy_names
 from albert_tf.squad.alignment import ContextTokens, align_pieces, tokenize_context
 from albert_tf.squad.examples import (Answer, SkipReport, SquadDataError, SquadExample,
                                       read_squad_examples, read_squad_file,
@@ -39,7 +37,4 @@ __all__ = ["Answer", "ContextTokens", "FeatureBuilder", "NbestEntry", "SkipRepor
            "tokenize_context", "write_prediction_files", *sorted(_LAZY)]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"albert_tf.squad.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'albert_tf.squad' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)

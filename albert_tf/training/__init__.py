@@ -7,8 +7,7 @@ imported on first use, so `albert_tf.training.flags` loads without TensorFlow.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from albert_tf.lazy_names import lazy_names
 
 _EXPORTS = {
     "TrainingCheckpoint": "checkpointing",
@@ -23,7 +22,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"albert_tf.training.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'albert_tf.training' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _EXPORTS)
