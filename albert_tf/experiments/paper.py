@@ -155,17 +155,16 @@ def run(output_dir: str, tables: Sequence[int], budget: Budget, command: str) ->
 
 
 def main(argv: Sequence[str]) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    try:
+    """The command line; a bad flag or budget is one line and exit 1 (`cli.run_script`)."""
+
+    def run_from_flags() -> None:
         tables = parse_tables(FLAGS.tables)
         budget = BUDGETS[FLAGS.budget].with_overrides(FLAGS.steps, FLAGS.seeds)
         command = "python -m albert_tf.experiments.paper " + " ".join(
             shlex.quote(a) for a in sys.argv[1:])
         run(FLAGS.output_dir, tables, budget, command)
-    except UsageError as e:
-        print(f"paper: error: {e}", file=sys.stderr)
-        sys.exit(1)
+
+    cli.run_script("paper", argv, run_from_flags)
 
 
 if __name__ == "__main__":
