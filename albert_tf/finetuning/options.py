@@ -13,6 +13,7 @@ import dataclasses
 from typing import Any
 
 from albert_tf.training.checkpoint_eval import PollSettings
+from albert_tf.training.loop_options import LoopOptions
 
 
 class FineTuningError(ValueError):
@@ -20,7 +21,7 @@ class FineTuningError(ValueError):
 
 
 @dataclasses.dataclass(kw_only=True)
-class FineTuningOptions:
+class FineTuningOptions(LoopOptions):
     """The flags every fine-tuning script has (run_classifier, run_squad, run_race): the
     original's common ones plus the loop's."""
 
@@ -39,14 +40,6 @@ class FineTuningOptions:
     learning_rate: float = 5e-5
     save_checkpoints_steps: int = 1000
     iterations_per_loop: int = 1000
-    # The training loop's shared flags.
-    log_steps: int = 100
-    gradient_accumulation_steps: int = 1
-    jit_compile: bool = False
-    dtype: str = "float32"
-    seed: int | None = None
-    clip_norm_mode: str = "original"
-    recompute_grad: bool = False
     # Length-bucketed batches (`bucketing`); None: on, except on TPU.
     bucket_by_length: bool | None = None
 

@@ -44,7 +44,7 @@ from albert_tf.finetuning.options import (ExportOptions, FineTuningError, FineTu
                                           FineTuningResult, FixedStepOptions)
 from albert_tf.finetuning.preflight import check_init_checkpoint, check_vocab_fits
 from albert_tf.finetuning.records import eval_dataset, train_dataset_fn
-from albert_tf.training import Callback, LoopConfig, Objective, Trainer, create_optimizer
+from albert_tf.training import Callback, Objective, Trainer, create_optimizer
 from albert_tf.training.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator, PollSettings,
                                                 follow_training, numbered_checkpoints)
 from albert_tf.training.summaries import write_scalars
@@ -253,15 +253,12 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
         the predictor (traced for the bucket lengths of `buckets`, or one length)."""
         opts = self.opts
         steps = plan.num_train_steps if opts.do_train else 0
-        loop_config = LoopConfig(
+        loop_config = opts.loop_config(
             output_dir=opts.output_dir, num_train_steps=steps,
             train_batch_size=opts.train_batch_size,
             iterations_per_loop=min(opts.iterations_per_loop, opts.save_checkpoints_steps),
             save_checkpoints_steps=opts.save_checkpoints_steps,
-            keep_checkpoint_max=plan.keep_checkpoint_max, log_steps=opts.log_steps,
-            gradient_accumulation_steps=opts.gradient_accumulation_steps,
-            jit_compile=opts.jit_compile, dtype=opts.dtype, clip_norm_mode=opts.clip_norm_mode,
-            recompute_grad=opts.recompute_grad)
+            keep_checkpoint_max=plan.keep_checkpoint_max)
         optimizer_fn = None
         if opts.do_train:
             def optimizer_fn():

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Sequence, Union
 from albert_tf.checkpoints.kinds import is_hf_checkpoint as is_hf_directory
 from albert_tf.data.instances import SENTENCE_TASKS
 from albert_tf.training.flags import EVAL_POLL_RANGES, POSITIVE, FloatRange, float_problem
+from albert_tf.training.loop_options import LoopOptions
 
 if TYPE_CHECKING:
     import tensorflow as tf
@@ -36,7 +37,7 @@ FLOAT_RANGES = {"learning_rate": FloatRange(low=0.0, low_open=True, when="do_tra
 
 
 @dataclasses.dataclass(kw_only=True)
-class PretrainingRunOptions:
+class PretrainingRunOptions(LoopOptions):
     """run_pretraining's flags: the original's (faithfulness §6.1) plus ours."""
 
     albert_config_file: str | None  # None: the config.json of an HF init_checkpoint directory
@@ -64,13 +65,6 @@ class PretrainingRunOptions:
     dynamic_masking: bool = False
     # None: train the 2-way head on the records' labels (SOP or NSP); "none": masked LM only.
     sentence_prediction: str | None = None
-    log_steps: int = 100
-    gradient_accumulation_steps: int = 1
-    jit_compile: bool = False
-    dtype: str = "float32"
-    seed: int | None = None
-    clip_norm_mode: str = "original"
-    recompute_grad: bool = False
     # Side-car evaluation (--do_eval without --do_train): `training.checkpoint_eval`.
     eval_poll_secs: float = 60.0
     eval_timeout_secs: float = 3600.0
@@ -156,18 +150,15 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
     from albert_tf.checkpoints import warm_start
     from albert_tf.pretraining.modeling import PretrainingObjective
     from albert_tf.pretraining.records import pretraining_dataset_fn
-    from albert_tf.training import LoopConfig, Trainer, create_optimizer
+    from albert_tf.training import Trainer, create_optimizer
 
     if callable(strategy) and not isinstance(strategy, tf.distribute.Strategy):
         strategy = strategy()
-    loop_config = LoopConfig(
+    loop_config = opts.loop_config(
         output_dir=opts.output_dir, num_train_steps=opts.num_train_steps,
         train_batch_size=opts.train_batch_size, iterations_per_loop=opts.iterations_per_loop,
         save_checkpoints_steps=opts.save_checkpoints_steps,
-        keep_checkpoint_max=opts.keep_checkpoint_max, log_steps=opts.log_steps,
-        gradient_accumulation_steps=opts.gradient_accumulation_steps,
-        jit_compile=opts.jit_compile, dtype=opts.dtype, clip_norm_mode=opts.clip_norm_mode,
-        recompute_grad=opts.recompute_grad)
+        keep_checkpoint_max=opts.keep_checkpoint_max)
     init_fn = None
     if opts.init_checkpoint:
         def init_fn(model):
