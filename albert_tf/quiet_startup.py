@@ -68,25 +68,30 @@ def install() -> None:
     tf_logger = logging.getLogger("tensorflow")
     if tf_logger.level == logging.NOTSET:
         tf_logger.setLevel(threshold)
-    # Some of TensorFlow's Python modules log through absl's logger, ours: told apart by file.
-    absl_logger = absl_logging.get_absl_logger()
-    if not any(isinstance(f, TensorFlowRecords) for f in absl_logger.filters):
-        absl_logger.addFilter(TensorFlowRecords(threshold))
+    # Some of TensorFlow's Python modules log through absl's logger, ours, and ONNX Runtime's
+    # quantizer through the root logger: told apart by file, at the handler both reach.
+    for target in (absl_logging.get_absl_logger(), absl_logging.get_absl_handler()):
+        if not any(isinstance(f, LibraryRecords) for f in target.filters):
+            target.addFilter(LibraryRecords(threshold))
 
 
-class TensorFlowRecords(logging.Filter):
-    """Drops the log records below `threshold` that TensorFlow's own Python files write
-    through absl's logger (`Sharding callback duration`, `Writing fingerprint to`, `Function
-    … contains input name(s)`: INFO lines that look like ours but are not)."""
+class LibraryRecords(logging.Filter):
+    """Drops the log records below `threshold` that the libraries' own Python files write
+    through absl's or the root logger: TensorFlow's (`Sharding callback duration`, `Writing
+    fingerprint to`, `Function … contains input name(s)`: INFO lines that look like ours but
+    are not) and the serving engines' (ONNX Runtime's quantizer logs a line per tensor)."""
 
-    def __init__(self, threshold: int):
+    PACKAGES = ("tensorflow", "onnxruntime", "openvino")
+
+    def __init__(self, threshold: int, packages: tuple[str, ...] = PACKAGES):
         super().__init__()
         self.threshold = threshold
-        spec = importlib.util.find_spec("tensorflow")  # where it is, without importing it
-        dirs = list(spec.submodule_search_locations or []) if spec is not None else []
-        roots = {os.path.join(d, "") for d in dirs} | {os.path.join(os.path.realpath(d), "")
-                                                        for d in dirs}
-        self.prefixes = tuple(roots)
+        roots: list[str] = []
+        for package in packages:
+            spec = importlib.util.find_spec(package)  # where it is, without importing it
+            for d in (spec.submodule_search_locations or []) if spec is not None else []:
+                roots += [os.path.join(d, ""), os.path.join(os.path.realpath(d), "")]
+        self.prefixes = tuple(dict.fromkeys(roots))
         # Inside a tf.function, AutoGraph calls our own `logging.info` from its api.py, so the
         # record names that file: such a record is ours, not TensorFlow's.
         self.autograph = tuple(os.path.join(root, "python", "autograph", "") for root in roots)

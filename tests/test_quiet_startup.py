@@ -298,9 +298,9 @@ def test_tensorflow_records_filter_keeps_ours_logged_through_autograph():
     tf.function) is the frame absl names as the caller."""
     import logging as std_logging
 
-    from albert_tf.quiet_startup import TensorFlowRecords
+    from albert_tf.quiet_startup import LibraryRecords
 
-    records_filter = TensorFlowRecords(std_logging.ERROR)
+    records_filter = LibraryRecords(std_logging.ERROR, ("tensorflow",))
     root = records_filter.prefixes[0]
 
     def record(pathname: str, level: int = std_logging.INFO) -> std_logging.LogRecord:

@@ -138,7 +138,8 @@ def write_onnx_artifacts(encoder: AlbertEncoder, export_dir: str,
     if not difference <= tolerance:
         raise OnnxExportError(f"{path}: ONNX Runtime's outputs differ from the model by "
                               f"{difference:.3g} (expected ≤ {tolerance})")
-    logging.info("Wrote %s (float32; max difference to Keras %.2g)", path, difference)
+    logging.info("Wrote %s (float32; max difference to Keras %.2g)",
+                 os.path.join(ONNX_DIR, ONNX_FILE), difference)
     entry: dict[str, Any] = {"file": os.path.join(ONNX_DIR, ONNX_FILE)}
     if quantization == "dynamic_int8":
         int8_path = os.path.join(directory, ONNX_INT8_FILE)
@@ -153,7 +154,7 @@ def write_onnx_artifacts(encoder: AlbertEncoder, export_dir: str,
             os.replace(staged, int8_path)
         difference = _max_difference(got, want, relative=True)
         logging.info("Wrote %s (dynamic int8; max difference to Keras %.2g of the outputs' "
-                     "magnitude)", int8_path, difference)
+                     "magnitude)", os.path.join(ONNX_DIR, ONNX_INT8_FILE), difference)
         entry["int8_file"] = os.path.join(ONNX_DIR, ONNX_INT8_FILE)
     manifest_path = os.path.join(export_dir, MANIFEST)
     manifest: dict[str, Any] = {}

@@ -95,7 +95,8 @@ def write_encoder_tflite(encoder: AlbertEncoder, path: str, quantization: str,
                                  f"{FLOAT_TFLITE_TOLERANCE})")
     with open(path, "wb") as f:  # inside the export's staging directory
         f.write(content)
-    logging.info("Wrote %s (%s, seq %d, %.1f MB; max relative difference to TF %.2g)", path,
+    logging.info("Wrote %s (%s, seq %d, %.1f MB; max relative difference to TF %.2g)",
+                 os.path.basename(path),
                  quantization, seq_length, len(content) / 2**20, difference)
     return {"file": os.path.basename(path), "quantization": quantization, "seq_length": seq_length}
 
@@ -119,7 +120,7 @@ def write_openvino_ir(encoder: AlbertEncoder, directory: str,
             port.get_tensor().set_names({name} | set(port.get_names()))
     xml = os.path.join(directory, file_name)
     ov.save_model(model, xml, compress_to_fp16=False)
-    logging.info("Wrote %s (OpenVINO IR, float32 weights)", xml)
+    logging.info("Wrote %s (OpenVINO IR, float32 weights)", os.path.join(OPENVINO_DIR, file_name))
     return {"file": os.path.join(OPENVINO_DIR, file_name)}
 
 
@@ -204,7 +205,8 @@ def write_task_serving_artifacts(model: Any, float32_model: Any, export_dir: str
     save_serving_model(serving_model, saved_model, outputs_fn)
     manifest["saved_model"] = SERVING_DIR
     difference = _check_task_serving(saved_model, serving_model, outputs_fn, seq_length)
-    logging.info("Wrote %s (%s; max difference to the Keras model %.2g)", saved_model,
+    logging.info("Wrote %s (%s; max difference to the Keras model %.2g)",
+                 os.path.relpath(saved_model, export_dir),
                  manifest["compute_dtype"], difference)
     if tflite_entry is not None:
         manifest["tflite"] = dict(tflite_entry)
