@@ -23,7 +23,7 @@ from tests.checkpoints.hf_models import build, hf_config, torch
 from tests.conftest import tiny_config
 from tests.text_assets import text_assets  # noqa: F401  (session fixture)
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 GLUE_DIR = os.path.join(FIXTURES, "glue")
 
 
