@@ -221,7 +221,7 @@ def test_every_block_has_a_test():
             assert language in ("python", "bash", "text"), f"{heading}: a block without language"
 
 
-def test_layout_names_existing_paths():
+def test_architecture_names_existing_paths():
     """The Architecture block's file and folder names exist (indented lines: under albert_tf/)."""
     (language, layout), = readme_sections()["Architecture"]
     assert language == "text"
