@@ -32,13 +32,12 @@ from tensorflow.python.framework.convert_to_constants import (  # no public equi
     convert_variables_to_constants_v2)
 
 from albert_tf.export.encoder_export import CONFIG_ASSET
-from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+from albert_tf.models.encoder import FEATURE_TO_INPUT, INPUT_NAMES, AlbertEncoder
 
 SERVING_DIR = "serving"  # the frozen SavedModel inside an encoder export directory
 SERVING_OUTPUTS = ("sequence_output", "pooled_output")
 # A task export's TFLite file takes the original's input names (tflite.py) → ours, INPUT_NAMES.
-ORIGINAL_INPUT_NAMES = {"input_ids": "input_word_ids", "input_mask": "input_mask",
-                        "segment_ids": "input_type_ids"}
+ORIGINAL_INPUT_NAMES = FEATURE_TO_INPUT
 
 # The model's inference outputs → the serving graph's named outputs.
 OutputsFn = Callable[[Mapping[str, tf.Tensor]], dict[str, tf.Tensor]]

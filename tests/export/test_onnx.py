@@ -17,19 +17,17 @@ import sys
 
 import numpy as np
 import pytest
-from absl import flags
 from absl import logging as absl_logging
 
-from albert_tf import export_tfhub
 from albert_tf.export import load_serving
 from albert_tf.export.onnx_artifacts import (ONNX_FILE, ONNX_INT8_FILE, OnnxExportError,
                                              write_onnx_artifacts)
 from albert_tf.export.onnx_graph import OnnxBuildError, build_onnx_encoder
 from albert_tf.export.serving import Artifact, ServingLoadError, auto_backend
-from albert_tf.models import AlbertPretrainer
 from albert_tf.models.encoder import AlbertEncoder
 from tests.conftest import random_inputs, tiny_config
 from tests.export.finetuned import MIN_AGREEMENT, argmax_agreement, fine_tuned_classifier
+from tests.export.tiny_exports import export_tiny_encoder
 
 pytest.importorskip("onnxruntime", reason="the ONNX files need albert-tf[onnx]")
 onnx = pytest.importorskip("onnx", reason="the ONNX files need albert-tf[onnx]")
@@ -62,25 +60,7 @@ def _assert_equal_to_keras(model, encoder, tolerance=TOLERANCE, relative=False):
 def exported(tmp_path_factory):
     """A tiny encoder exported by `export_tfhub --onnx` (its flags, in process) and the Keras
     model of those weights (random, initializer_range 0.1 so the layers do not idle)."""
-    from albert_tf import checkpoints
-
-    config = tiny_config(vocab_size=1000, initializer_range=0.1)
-    pretrainer = AlbertPretrainer(config)
-    root = tmp_path_factory.mktemp("onnx_export")
-    checkpoint = checkpoints.save_original_checkpoint(pretrainer, str(root / "ckpt" / "model.ckpt"))
-    config_file = str(root / "albert_config.json")
-    config.to_json_file(config_file)
-    path = str(root / "encoder")
-    values = {"albert_config_file": config_file, "checkpoint": checkpoint, "export_path": path,
-              "onnx": "true"}
-    for name, value in values.items():
-        flags.FLAGS[name].parse(value)
-    flags.FLAGS.mark_as_parsed()
-    try:
-        export_tfhub.main([])
-    finally:
-        flags.FLAGS.unparse_flags()
-    return path, pretrainer.encoder
+    return export_tiny_encoder(tmp_path_factory.mktemp("onnx_export"), onnx="true")
 
 
 def test_float32_onnx_equals_the_keras_model(exported):

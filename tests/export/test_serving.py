@@ -14,18 +14,16 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from absl import flags
 from absl import logging as absl_logging
 
-from albert_tf import checkpoints, export_tfhub
 from albert_tf.export import load_serving
 from albert_tf.export.serving import ServingLoadError, auto_backend, cpu_features, installed
 from albert_tf.export.serving_artifacts import write_serving_artifacts
-from albert_tf.models import AlbertPretrainer
 from albert_tf.models.encoder import AlbertEncoder
 from tests.conftest import random_inputs, tiny_config
 from tests.export import finetuned
 from tests.export.finetuned import argmax_agreement, fine_tuned_classifier
+from tests.export.tiny_exports import export_tiny_encoder
 
 KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 TOLERANCE = 1e-5
@@ -43,24 +41,9 @@ def _encoder_inputs(config, batch, seq, seed=0):
 def exported(tmp_path_factory):
     """A tiny checkpoint exported by `export_tfhub` (its flags, in process) with a float32
     TFLite file and, where installed, the OpenVINO IR; and the Keras model of those weights."""
-    config = tiny_config(vocab_size=1000, initializer_range=0.1)
-    pretrainer = AlbertPretrainer(config)
-    root = tmp_path_factory.mktemp("serving_export")
-    checkpoint = checkpoints.save_original_checkpoint(pretrainer, str(root / "ckpt" / "model.ckpt"))
-    config_file = str(root / "albert_config.json")
-    config.to_json_file(config_file)
-    path = str(root / "encoder")
-    values = {"albert_config_file": config_file, "checkpoint": checkpoint, "export_path": path,
-              "tflite_quantization": "none", "tflite_seq_length": str(TFLITE_SEQ),
-              "openvino_ir": str(installed("openvino")).lower()}
-    for name, value in values.items():  # each through its own parser (see test_bfloat16_export)
-        flags.FLAGS[name].parse(value)
-    flags.FLAGS.mark_as_parsed()
-    try:
-        export_tfhub.main([])
-    finally:
-        flags.FLAGS.unparse_flags()
-    return path, pretrainer.encoder
+    return export_tiny_encoder(tmp_path_factory.mktemp("serving_export"),
+                               tflite_quantization="none", tflite_seq_length=str(TFLITE_SEQ),
+                               openvino_ir=str(installed("openvino")).lower())
 
 
 @pytest.mark.parametrize("engine", ENGINES)
