@@ -36,10 +36,12 @@ $(DEV_STAMP): $(RUNTIME_STAMP) requirements-paper.txt requirements-dev.txt
 install: $(RUNTIME_STAMP)
 install-dev: $(DEV_STAMP)
 
-# Test files run in $(TEST_WORKERS) processes (pytest-xdist; a file's tests stay together so its
-# module fixtures are built once); the slowest tests are listed at the end.
+# ruff first (pyproject.toml [tool.ruff]; the whole tree, under a second), then the test files
+# in $(TEST_WORKERS) processes (pytest-xdist; a file's tests stay together so its module
+# fixtures are built once); the slowest tests are listed at the end.
 TEST_WORKERS ?= 2
 test: $(DEV_STAMP)
+	$(PY) -m ruff check .
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
 
 # The main job on the built-in corpus, one real command per step (see README "make demo").

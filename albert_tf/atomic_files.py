@@ -97,7 +97,7 @@ def is_remote(path: str | os.PathLike) -> bool:
 
 
 def _gfile() -> Any:
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel  (remote paths only)
+    import tensorflow as tf  # remote paths only
 
     return tf.io.gfile
 
@@ -323,7 +323,7 @@ class AtomicFile(_PublishedOnSuccess):
         self._done = True
         try:
             self.stream.close()
-        except Exception:  # pylint: disable=broad-except  (already failing; the removal matters)
+        except Exception:  # already failing; the removal matters
             pass
         try:
             if self._remote:
@@ -332,7 +332,7 @@ class AtomicFile(_PublishedOnSuccess):
                     gfile.remove(self.temp_path)
             elif os.path.lexists(self.temp_path):
                 os.remove(self.temp_path)
-        except Exception:  # pylint: disable=broad-except
+        except Exception:
             pass
 
     def __enter__(self) -> IO:
@@ -463,7 +463,7 @@ class AtomicDirectory(_PublishedOnSuccess):
             shutil.rmtree(self.path, ignore_errors=True)
             if self._created_target:
                 os.rmdir(self.target)
-        except Exception:  # pylint: disable=broad-except  (already failing; best effort)
+        except Exception:  # already failing; best effort
             pass
 
     def __enter__(self) -> str:

@@ -110,7 +110,6 @@ def run_script(name: str, argv: Sequence[str], run: Callable[[], Any],
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     # ConfigError, CheckpointMismatchError and TokenizerError are ValueErrors: nothing here
     # imports TensorFlow, so errors found before the run needs it report at once.
-    # pylint: disable=import-outside-toplevel
     from albert_tf.training.errors import (CheckpointWaitTimeout, NonFiniteLossError,
                                            OutputWriteError, TrainingPreempted, WorkerLostError)
 

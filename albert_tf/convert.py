@@ -41,7 +41,6 @@ flags.mark_flags_as_required(["input", "output", "to"])
 
 def run() -> None:
     """The flags → `checkpoints.conversion.convert_checkpoint` (TensorFlow only now)."""
-    # pylint: disable=import-outside-toplevel
     from albert_tf.checkpoints import CheckpointMismatchError
     from albert_tf.checkpoints.conversion import convert_checkpoint
 

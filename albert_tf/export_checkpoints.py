@@ -31,7 +31,7 @@ flags.mark_flags_as_required(["albert_directory", "export_path"])
 
 def run() -> None:
     """The flags → `checkpoints.conversion.export_model_checkpoint` (TensorFlow only now)."""
-    from albert_tf.checkpoints.conversion import export_model_checkpoint  # pylint: disable=C0415
+    from albert_tf.checkpoints.conversion import export_model_checkpoint
 
     path = export_model_checkpoint(FLAGS.albert_directory, FLAGS.checkpoint_name,
                                    FLAGS.export_path)

@@ -81,7 +81,6 @@ flags.DEFINE_boolean("use_einsum", True, "Accepted for the original's command li
 
 def run() -> None:
     """The flags → `albert_tf.export.tfhub` (TensorFlow is imported only now)."""
-    # pylint: disable=import-outside-toplevel
     import tensorflow as tf
 
     from albert_tf import checkpoints
@@ -117,7 +116,6 @@ def run() -> None:
 
 def _errors() -> tuple[type[BaseException], ...]:
     """An export that failed its check ends like bad input: one line, exit 1, nothing written."""
-    # pylint: disable=import-outside-toplevel
     from albert_tf.export.onnx_artifacts import OnnxExportError
     from albert_tf.export.serving_artifacts import ServingExportError
     from albert_tf.export.tfhub import ExportError

@@ -35,7 +35,7 @@ def checkpoint_errors(flag: str, path: str,
                       error_type: type[ValueError] = FlagValueError) -> Iterator[None]:
     """Re-raises what reading the checkpoint `path` of `--flag` fails with (missing, corrupt,
     mismatched) as one `error_type` line naming the flag."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     try:
         yield

@@ -9,6 +9,10 @@ without the units gets a warning.
 The prediction graph (tf.function, with or without XLA) is chosen per dtype, CPU kind and
 run size from the measurements in benchmarks/RESULTS.md ("bfloat16 inference"): see
 `predict_jit_compile`.
+
+The serving engine `load_serving(backend="auto")` picks is keyed by the CPU *profile*
+(`cpu_profile`): AVX2 only, AVX-512 without bf16, AVX-512 with AMX/bf16, Arm. Every CPU fact
+the project uses is read here from /proc/cpuinfo text, so tests mock a CPU by passing text.
 """
 
 from __future__ import annotations
@@ -20,6 +24,17 @@ from absl import logging
 
 # /proc/cpuinfo flags that mean bf16 matmul units: x86 (AVX512-BF16, AMX) and Arm (BF16).
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16", "bf16")
+# Flags that mean int8 dot-product units: x86 VNNI (AVX-512 or AVX) and AMX-INT8; Arm's
+# dot-product (asimddp) and int8 matmul (i8mm). Without them int8 kernels multiply u8·s8 pairs
+# into saturating int16 (vpmaddubsw), which full-range int8 weights overflow.
+INT8_DOT_CPU_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8", "asimddp", "i8mm")
+
+# The CPU profiles serving's engine table is keyed by (export/auto_rule.py), most capable first.
+PROFILE_AMX = "x86-avx512-bf16"       # AVX-512 with AVX512-BF16 or AMX-BF16 (Sapphire Rapids+)
+PROFILE_AVX512 = "x86-avx512"         # AVX-512 without bf16 units (Skylake-SP .. Ice Lake)
+PROFILE_AVX2 = "x86-avx2"             # AVX2 only (AMD Zen 1-3, older Intel); older x86 too
+PROFILE_ARM = "arm64"                 # aarch64 (Graviton, Ampere), with or without bf16
+CPU_PROFILES = (PROFILE_AMX, PROFILE_AVX512, PROFILE_AVX2, PROFILE_ARM)
 
 # Steady-state speed of the XLA-compiled prediction step over the plain tf.function graph, by
 # (--dtype, CPU has bf16 units). Measured on ALBERT-base, batch 8 × 128, 2 threads, two runs
@@ -48,6 +63,54 @@ def _cpu_flags(cpuinfo: str) -> set[str]:
     return words
 
 
+@functools.lru_cache(maxsize=1)
+def _this_cpuinfo() -> str | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def cpu_flags(cpuinfo: str | None = None) -> frozenset[str]:
+    """The CPU's feature flags: from `cpuinfo` text when given (tests mock a CPU so), else
+    from this machine's /proc/cpuinfo (empty where there is none)."""
+    text = _this_cpuinfo() if cpuinfo is None else cpuinfo
+    return frozenset(_cpu_flags(text or ""))
+
+
+def has_bf16_units(flags: frozenset[str] | None = None) -> bool:
+    """Whether the CPU multiplies bf16 natively (x86 AVX512-BF16/AMX-BF16, Arm BF16)."""
+    flags = cpu_flags() if flags is None else flags
+    return any(flag in flags for flag in BF16_CPU_FLAGS)
+
+
+def has_int8_dot(flags: frozenset[str] | None = None) -> bool:
+    """Whether the CPU has int8 dot-product units (VNNI, AMX-INT8, Arm dotprod/i8mm), which
+    full-range int8 weights need to be exact."""
+    flags = cpu_flags() if flags is None else flags
+    return any(flag in flags for flag in INT8_DOT_CPU_FLAGS)
+
+
+def cpu_profile(flags: frozenset[str] | None = None, machine: str | None = None) -> str:
+    """This CPU's profile (one of CPU_PROFILES), from its flags and `platform.machine()`."""
+    flags = cpu_flags() if flags is None else flags
+    machine = (platform.machine() if machine is None else machine).lower()
+    if machine in ("aarch64", "arm64") or "asimd" in flags:
+        return PROFILE_ARM
+    if "avx512f" in flags:
+        return PROFILE_AMX if has_bf16_units(flags) else PROFILE_AVX512
+    return PROFILE_AVX2
+
+
+def describe_cpu(flags: frozenset[str] | None = None) -> str:
+    """One line for logs and benchmarks: the profile and the reduced-precision units."""
+    flags = cpu_flags() if flags is None else flags
+    units = [flag for flag in BF16_CPU_FLAGS + INT8_DOT_CPU_FLAGS if flag in flags]
+    return (f"CPU profile {cpu_profile(flags)} ({platform.machine()}): "
+            f"{', '.join(units) if units else 'no bf16 or int8 dot-product units'}")
+
+
 def bf16_units_in(cpuinfo: str) -> list[str]:
     """The bf16 flags present in /proc/cpuinfo text (empty: no bf16 units)."""
     flags = _cpu_flags(cpuinfo)
@@ -58,11 +121,8 @@ def bf16_units_in(cpuinfo: str) -> list[str]:
 def cpu_bf16_units() -> list[str] | None:
     """This CPU's bf16 feature flags ([] when it has none), or None when unknown (no
     /proc/cpuinfo: not Linux)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            return bf16_units_in(f.read())
-    except OSError:
-        return None
+    text = _this_cpuinfo()
+    return None if text is None else bf16_units_in(text)
 
 
 def describe_bf16_support() -> str:

@@ -16,7 +16,7 @@ def lazy_names(package: str, owners: Mapping[str, str]) -> Callable[[str], Any]:
         __getattr__ = lazy_names(__name__, {"Trainer": "loop"})
     """
 
-    def __getattr__(name: str) -> Any:  # pylint: disable=invalid-name
+    def __getattr__(name: str) -> Any:
         if name in owners:
             return getattr(importlib.import_module(f"{package}.{owners[name]}"), name)
         raise AttributeError(f"module {package!r} has no attribute {name!r}")

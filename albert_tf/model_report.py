@@ -25,7 +25,7 @@ flags.mark_flag_as_required("output_dir")
 
 def run() -> None:
     """The flags → `experiments.model_report.model_report` (TensorFlow only now)."""
-    from albert_tf.experiments.model_report import model_report  # pylint: disable=C0415
+    from albert_tf.experiments.model_report import model_report
 
     model_report(FLAGS.output_dir, FLAGS.preset, FLAGS.all_presets)
 

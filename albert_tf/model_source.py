@@ -70,7 +70,7 @@ def _hf_directory_config(albert_config_file: str | None, directory: str) -> Albe
     try:
         source = open_hf_directory(directory)
         config = AlbertConfig.from_dict(source.values, source=source.config_file)
-        source.weights  # pylint: disable=pointless-statement  (reads the header)
+        source.weights  # reads the header
     except ValueError as e:  # ConfigError, CheckpointFileError: one line naming the file
         raise ModelSourceError(f"--init_checkpoint={directory}: {e}") from None
     if albert_config_file:

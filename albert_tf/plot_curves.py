@@ -28,7 +28,6 @@ flags.mark_flags_as_required(["event_dir", "output"])
 
 def run() -> None:
     """The flags → `experiments.curves.read_scalars` and `plot`."""
-    # pylint: disable=import-outside-toplevel
     import tensorflow as tf
 
     from albert_tf.experiments.curves import plot, read_scalars

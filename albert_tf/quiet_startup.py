@@ -9,7 +9,9 @@ at any point of the run. Importing this module (idempotent):
   the same threshold (2: errors only) — the `tensorflow` logger and the records TensorFlow's
   files write through absl's logger: TensorFlow's INFO and WARNING lines are not written;
 * when the importer is the program itself (`__main__`: `python run_x.py`, `python -m
-  albert_tf.x`), with that level 2 or 3, sorts what reaches stderr by the channel it comes
+  albert_tf.x`) or a command-line module of ours that the program imports at its top level
+  (a console script's wrapper as pip writes it: `from albert_tf.x import console_main`),
+  with that level 2 or 3, sorts what reaches stderr by the channel it comes
   through: the program's Python code (`sys.stderr`: our absl log, tracebacks, warnings)
   writes straight to the real stderr; file descriptor 2, where TensorFlow's C++ log (and
   any child process) writes, becomes a pipe through `albert_tf.stderr_filter`, which drops
@@ -201,9 +203,24 @@ def _importer(frame: FrameType | None) -> FrameType | None:
     return frame
 
 
+def imported_by_the_program(frame: FrameType | None) -> bool:
+    """Whether the import running at `frame` is the program's own: `__main__` imports this
+    module, or imports at its top level a module of ours that imports it first (a console
+    script's wrapper, `from albert_tf.x import console_main`: every entry point imports this
+    module first). A test, a notebook cell's function or a library importing a tool is not."""
+    main = sys.modules.get("__main__")
+    caller = _importer(frame)
+    if main is None or caller is None:
+        return False
+    if caller.f_globals is vars(main):
+        return True
+    if (caller.f_code.co_name != "<module>"
+            or not str(caller.f_globals.get("__name__", "")).startswith("albert_tf.")):
+        return False
+    outer = _importer(caller.f_back)
+    return outer is not None and outer.f_code.co_name == "<module>" and outer.f_globals is vars(main)
+
+
 install()
-_main = sys.modules.get("__main__")
-_caller = _importer(sys._getframe(0).f_back)  # pylint: disable=protected-access
-if _main is not None and _caller is not None and _caller.f_globals is vars(_main):
+if imported_by_the_program(sys._getframe(0).f_back):
     filter_stderr()
-del _main, _caller

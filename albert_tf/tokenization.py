@@ -107,7 +107,7 @@ def encode_ids(sp_model: spm.SentencePieceProcessor, text: str | bytes, sample: 
 def _read_bytes(path: str, what: str) -> bytes:
     """File contents; cloud paths (gs://…) go through tf.io.gfile like the original."""
     if "://" in path:
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
 
         if not tf.io.gfile.exists(path):
             raise TokenizerError(f"{what} {path}: file not found")
@@ -150,7 +150,7 @@ def load_vocab(vocab_file: str) -> dict[str, int]:
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
         raise TokenizerError(f"vocab_file {vocab_file}: line {line} is not valid UTF-8") from None
-    if lines and SPIECE_UNDERLINE in "".join(lines[:200]) and all("\t" in l for l in lines[:20]):
+    if lines and SPIECE_UNDERLINE in "".join(lines[:200]) and all("\t" in entry for entry in lines[:20]):
         raise TokenizerError(
             f"vocab_file {vocab_file} looks like a SentencePiece .vocab listing (piece<TAB>score); "
             f"pass the matching .model file as spm_model_file")

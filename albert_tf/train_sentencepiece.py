@@ -14,11 +14,10 @@ from __future__ import annotations
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 import os
-from albert_tf.data.sentencepiece import (ORIGINAL_OPTIONS, special_ids,  # noqa: F401
-                                          train_sentencepiece)
+from albert_tf.data.sentencepiece import ORIGINAL_OPTIONS, special_ids, train_sentencepiece
 
 def _define_flags() -> None:
-    from absl import flags  # pylint: disable=import-outside-toplevel
+    from absl import flags
 
     flags.DEFINE_string("input", None, "Comma-separated raw text files, one sentence per line.")
     flags.DEFINE_string("model_prefix", None, "Output prefix: writes <prefix>.model and <prefix>.vocab.")
@@ -33,9 +32,9 @@ def _define_flags() -> None:
 
 def run() -> None:
     """The flags → `data.sentencepiece.train_sentencepiece`; prints the special-token ids."""
-    from absl import flags, logging  # pylint: disable=import-outside-toplevel
+    from absl import flags, logging
 
-    FLAGS = flags.FLAGS  # pylint: disable=invalid-name
+    FLAGS = flags.FLAGS
     model = train_sentencepiece(
         FLAGS.input, FLAGS.model_prefix, FLAGS.vocab_size, FLAGS.do_lower_case,
         input_sentence_size=FLAGS.input_sentence_size,
@@ -50,7 +49,6 @@ def console_main() -> None:
     albert_tf.train_sentencepiece`: its flags are defined only here, so importing the module
     defines none. A missing input, options spm_train refuses, an unwritable output: one line,
     exit 1."""
-    # pylint: disable=import-outside-toplevel
     from albert_tf import cli
     from albert_tf.training import flags as training_flags
 

@@ -51,14 +51,14 @@ from typing import Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-import keras  # noqa: E402
+import numpy as np
+import tensorflow as tf
+import keras
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from albert_tf.config import AlbertConfig  # noqa: E402
-from albert_tf.models import AlbertEncoder, AlbertPretrainer  # noqa: E402
-from albert_tf.hardware import (  # noqa: E402
+from albert_tf.config import AlbertConfig
+from albert_tf.models import AlbertEncoder, AlbertPretrainer
+from albert_tf.hardware import (
     cpu_bf16_units, describe_bf16_support, predict_jit_compile)
 
 

@@ -20,10 +20,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import albert_tf.quiet_startup  # noqa: E402,F401  (before TensorFlow)
-from albert_tf.data import pretraining_dataset  # noqa: E402
-from albert_tf.data.value_checks import IdLimits  # noqa: E402
-from tests.data import record_files  # noqa: E402
+import albert_tf.quiet_startup  # noqa: F401  (before TensorFlow)
+from albert_tf.data import pretraining_dataset
+from albert_tf.data.value_checks import IdLimits
+from tests.data import record_files
 
 SEQ, PRED, BATCH = 128, 20, 64
 

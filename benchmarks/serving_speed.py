@@ -42,7 +42,7 @@ from typing import Callable
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 Feed = dict[str, np.ndarray]
 INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -59,6 +59,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default="", help="comma-separated name prefixes to run")
+    parser.add_argument("--clients", default="1,2,4",
+                        help="client threads calling one loaded model at once (the auto choice "
+                             "of each precision, batch 1)")
     return parser.parse_args()
 
 
@@ -69,8 +72,8 @@ import tensorflow as tf  # noqa: E402
 tf.config.threading.set_intra_op_parallelism_threads(ARGS.threads)
 tf.config.threading.set_inter_op_parallelism_threads(1)
 
-from albert_tf.export.serving import (cpu_features, has_bf16_units, installed,  # noqa: E402
-                                      load_serving)
+from albert_tf import hardware  # noqa: E402
+from albert_tf.export.serving import installed, load_serving  # noqa: E402
 
 
 # --- set-up ------------------------------------------------------------------------------------
@@ -276,6 +279,10 @@ def candidates(exports, onnx, model, ours_onnx=None) -> list[Candidate]:
         out += [_ours("ours ONNX fp32, ORT", "fp32", ours_onnx, "onnxruntime"),
                 _ours("ours ONNX dynamic int8, ORT", "int8", ours_onnx, "onnxruntime",
                       precision="int8")]
+        vnni = os.path.join(ours_onnx, "onnx", "albert_encoder_int8_vnni.onnx")
+        if os.path.isfile(vnni):
+            out.append(_ours("ours ONNX int8 full-range (VNNI file), ORT", "int8", vnni,
+                             "onnxruntime", note="exact only with VNNI/AMX-INT8"))
         if have_ov:
             out.append(_ours("ours ONNX fp32, OpenVINO", "fp32", ours_onnx, "openvino"))
     out += [_torch(model, False), _torch(model, True)]
@@ -382,6 +389,10 @@ def report(found: list[Candidate], batches: list[int], peaks: dict[str, float],
             peer = max(peers, key=lambda c: c.rates[batch])
             print(f"  overall batch {batch}: {best.rates[batch] / peer.rates[batch]:.2f}x  "
                   f"({best.name} vs {peer.name})")
+    int8 = [c for c in found if c.precision == "int8" and c.diff is not None]
+    if int8:
+        print("  int8 pooled-output error vs PyTorch fp32 (batch 1): " + ", ".join(
+            f"{c.name} {c.diff:.3g}" for c in sorted(int8, key=lambda c: c.diff)))
     bf16 = [c for c in found if c.ours and c.precision == "bf16" and 8 in c.rates]
     if bf16:
         best = max(bf16, key=lambda c: c.rates[8])
@@ -390,12 +401,45 @@ def report(found: list[Candidate], batches: list[int], peaks: dict[str, float],
               f"≥ 60%{'; not meaningful: bf16 is emulated on this CPU' if emulated else ''})")
 
 
+def clients(exports: dict[str, str], ours_onnx: str | None) -> None:
+    """Throughput of one loaded model called by N client threads at once (a thread-pool server),
+    batch 1: `backend="auto"` of each precision, each thread `--repeats` × 2 calls."""
+    import threading
+
+    counts = [int(n) for n in ARGS.clients.split(",")]
+    paths = {"fp32": exports["fp32"], "bf16": exports["bf16"], "int8": ours_onnx}
+    inputs = feed(1, ARGS.seq)
+    print(f"\nClient threads calling one load_serving model (batch 1, {ARGS.threads} engine "
+          "threads), seq/s:")
+    for precision, path in paths.items():
+        if path is None:
+            continue
+        model = load_serving(path, precision=precision, num_threads=ARGS.threads, batch_size=1)
+        model(inputs)
+        rates = []
+        for count in counts:
+            calls = ARGS.repeats * 2
+
+            def client() -> None:
+                for _ in range(calls):
+                    model(inputs)
+
+            threads = [threading.Thread(target=client) for _ in range(count)]
+            start = time.perf_counter()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            rates.append(count * calls / (time.perf_counter() - start))
+        print(f"  {precision} ({model.backend}): " + ", ".join(
+            f"{n} client(s) {r:.2f} ({r / rates[0]:.2f}x)" for n, r in zip(counts, rates)))
+
+
 def main() -> None:
     os.makedirs(ARGS.workdir, exist_ok=True)
     batches = [int(b) for b in ARGS.batches.split(",")]
-    features = cpu_features()
-    emulated = not has_bf16_units(features)
-    print("CPU features: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in features.items()))
+    emulated = not hardware.has_bf16_units()
+    print(hardware.describe_cpu())
     print(f"threads {ARGS.threads}, seq {ARGS.seq}, layers {ARGS.layers}, warmup {ARGS.warmup}, "
           f"repeats {ARGS.repeats}")
     peaks = {"fp32": matmul_peak(tf.float32), "bf16": matmul_peak(tf.bfloat16)}
@@ -423,6 +467,8 @@ def main() -> None:
     loaded = [(c, run) for c in found if (run := load(c)) is not None]
     measure(loaded, batches, reference)
     report(found, batches, peaks, emulated, flops_per_seq)
+    if ARGS.clients:
+        clients(exports, ours_onnx)
 
 
 if __name__ == "__main__":

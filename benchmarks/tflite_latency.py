@@ -34,19 +34,19 @@ from typing import Callable
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-import keras  # noqa: E402
+import numpy as np
+import tensorflow as tf
+import keras
 
-from albert_tf import AlbertConfig  # noqa: E402
-from albert_tf.data.example_codec import encode_examples  # noqa: E402
-from albert_tf.export.tflite import (TFLITE_FILE, sample_inputs, signature_runner,  # noqa: E402
+from albert_tf import AlbertConfig
+from albert_tf.data.example_codec import encode_examples
+from albert_tf.export.tflite import (TFLITE_FILE, sample_inputs, signature_runner,
                                      token_function, write_tflite)
-from albert_tf.glue.export import classifier_outputs, export_classifier  # noqa: E402
-from albert_tf.models.classifier import AlbertClassifier  # noqa: E402
-from albert_tf.models.span_labeler import AlbertSpanLabeler  # noqa: E402
-from albert_tf.squad.export import SAVED_MODEL_DIR, export_squad_v1  # noqa: E402
-from albert_tf.export.choices import TFLITE_QUANTIZATIONS  # noqa: E402
+from albert_tf.glue.export import classifier_outputs, export_classifier
+from albert_tf.models.classifier import AlbertClassifier
+from albert_tf.models.span_labeler import AlbertSpanLabeler
+from albert_tf.squad.export import SAVED_MODEL_DIR, export_squad_v1
+from albert_tf.export.choices import TFLITE_QUANTIZATIONS
 
 
 def _serialized_example(inputs: dict[str, np.ndarray]) -> bytes:

@@ -31,16 +31,16 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import keras
+import numpy as np
+import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from albert_tf import AlbertConfig  # noqa: E402
-from albert_tf.models import AlbertPretrainer  # noqa: E402
-from albert_tf.training import Callback, LoopConfig, Trainer, create_optimizer  # noqa: E402
-from albert_tf.training import distribute  # noqa: E402
-from albert_tf.pretraining.modeling import PretrainingObjective, masked_lm_loss  # noqa: E402
+from albert_tf import AlbertConfig
+from albert_tf.models import AlbertPretrainer
+from albert_tf.training import Callback, LoopConfig, Trainer, create_optimizer
+from albert_tf.training import distribute
+from albert_tf.pretraining.modeling import PretrainingObjective, masked_lm_loss
 
 
 def make_batch(config: AlbertConfig, batch: int, seq: int, masked: int):

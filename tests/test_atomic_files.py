@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 import sys
 
@@ -232,7 +231,7 @@ def test_replacing_a_directory_target_that_is_a_file(tmp_path):
 
 def test_remote_paths_go_through_gfile():
     """ram:// (TensorFlow's in-memory file system) stands in for gs://."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     gfile = tf.io.gfile
     root = "ram://atomic_files_test"

@@ -1,10 +1,12 @@
 """AlbertConfig: original JSON keys and defaults, presets, validation messages."""
 
 import json
+import os
 
 import pytest
 
 from albert_tf import PRESET_NAMES, AlbertConfig, ConfigError
+from albert_tf.config import DEMO_CONFIG_FILE
 
 # A released file's content (albert_base_v2 as in the tarball), extra keys included.
 RELEASED_BASE_V2 = {
@@ -92,3 +94,12 @@ def test_missing_vocab_and_broken_json(tmp_path):
         AlbertConfig.from_json_file(path)
     with pytest.raises(ConfigError, match="unknown preset"):
         AlbertConfig.from_preset("albert_huge_v3")
+
+
+def test_the_demo_config_is_package_data_at_the_makefiles_path_too():
+    """The demo's model (README: H=32, 2 layers) ships inside the package (pyproject's
+    package-data; albert-write-config --preset=demo) and is the file `make demo` reads."""
+    config = AlbertConfig.from_json_file(DEMO_CONFIG_FILE)
+    assert (config.hidden_size, config.num_hidden_layers) == (32, 2)
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    assert os.path.samefile(DEMO_CONFIG_FILE, os.path.join(repo, "configs", "demo_albert_config.json"))

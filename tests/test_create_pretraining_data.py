@@ -33,12 +33,12 @@ def read_json(path: str) -> dict:
 
 def error_lines(result: subprocess.CompletedProcess) -> list[str]:
     """The error lines of stderr: ours (`create_pretraining_data: error: …`) or logged ones."""
-    return [l for l in result.stderr.splitlines()
-            if l.startswith("create_pretraining_data: error: ") or l.startswith("E")]
+    return [line for line in result.stderr.splitlines()
+            if line.startswith("create_pretraining_data: error: ") or line.startswith("E")]
 
 
 @pytest.fixture(scope="module")
-def small_corpus(text_assets, tmp_path_factory) -> str:
+def small_corpus(text_assets, tmp_path_factory) -> str:  # noqa: F811
     """The first ~60 documents of the built-in corpus."""
     path = tmp_path_factory.mktemp("corpus") / "small.txt"
     with open(text_assets.corpus, encoding="utf-8") as f:
@@ -56,7 +56,7 @@ def parse_all(path: str, seq: int, predictions: int) -> list[dict]:
     return [{k: v.numpy() for k, v in tf.io.parse_single_example(r, spec).items()} for r in read_records(path)]
 
 
-def test_records_parse_with_the_original_spec(small_corpus, text_assets, tmp_path):
+def test_records_parse_with_the_original_spec(small_corpus, text_assets, tmp_path):  # noqa: F811
     outputs = [str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")]
     result = run_cli(*base_args(small_corpus, text_assets.spm_model, ",".join(outputs)))
     assert result.returncode == 0, result.stderr
@@ -103,7 +103,7 @@ def test_records_parse_with_the_original_spec(small_corpus, text_assets, tmp_pat
         assert row["next_sentence_labels"][0] in (0, 1)
 
 
-def test_output_identical_for_any_worker_count(small_corpus, text_assets, tmp_path):
+def test_output_identical_for_any_worker_count(small_corpus, text_assets, tmp_path):  # noqa: F811
     outputs = {}
     for name, extra in [("w1", ["--num_workers=1"]), ("w2", ["--num_workers=2"]),
                         ("again", ["--num_workers=2"]), ("seed", ["--num_workers=2", "--random_seed=7"])]:
@@ -115,7 +115,7 @@ def test_output_identical_for_any_worker_count(small_corpus, text_assets, tmp_pa
     assert outputs["seed"] != outputs["w1"]
 
 
-def test_dynamic_masking_records_are_unmasked(small_corpus, text_assets, tmp_path):
+def test_dynamic_masking_records_are_unmasked(small_corpus, text_assets, tmp_path):  # noqa: F811
     out = str(tmp_path / "dyn.tfrecord")
     result = run_cli(*base_args(small_corpus, text_assets.spm_model, out, "--dynamic_masking_records"))
     assert result.returncode == 0, result.stderr
@@ -130,7 +130,7 @@ def test_dynamic_masking_records_are_unmasked(small_corpus, text_assets, tmp_pat
     assert summary["record_kind"] == "dynamic" and summary["instances"] == len(records)
 
 
-def test_permutation_records_have_2m_slots(small_corpus, text_assets, tmp_path):
+def test_permutation_records_have_2m_slots(small_corpus, text_assets, tmp_path):  # noqa: F811
     out = str(tmp_path / "perm.tfrecord")
     result = run_cli(*base_args(small_corpus, text_assets.spm_model, out, "--do_permutation"))
     assert result.returncode == 0, result.stderr
@@ -150,7 +150,7 @@ def assert_clean_failure(result, tmp_path, *needles):
     assert leftovers == [], leftovers
 
 
-def test_invalid_utf8_names_file_and_line(text_assets, tmp_path):
+def test_invalid_utf8_names_file_and_line(text_assets, tmp_path):  # noqa: F811
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"First sentence here.\nSecond one.\n\nAnother \xff document line.\nMore text.\n")
     out = str(tmp_path / "out.tfrecord")
@@ -161,7 +161,7 @@ def test_invalid_utf8_names_file_and_line(text_assets, tmp_path):
     assert read_json(out + ".json")["input"]["invalid_utf8_lines"] == 1
 
 
-def test_empty_file_is_skipped_and_counted(small_corpus, text_assets, tmp_path):
+def test_empty_file_is_skipped_and_counted(small_corpus, text_assets, tmp_path):  # noqa: F811
     empty = tmp_path / "empty.txt"
     empty.write_text("")
     out = str(tmp_path / "out.tfrecord")
@@ -175,7 +175,7 @@ def test_empty_file_is_skipped_and_counted(small_corpus, text_assets, tmp_path):
     assert_clean_failure(result, tmp_path, "--input_file", "no text")
 
 
-def test_single_sentence_documents_are_counted(text_assets, tmp_path):
+def test_single_sentence_documents_are_counted(text_assets, tmp_path):  # noqa: F811
     text = tmp_path / "one.txt"
     text.write_text("The only sentence of the first document.\n\nA second document has one line too.\n\n"
                     "The third has two sentences. \nHere is the second one.\n")
@@ -194,14 +194,14 @@ def test_single_sentence_documents_are_counted(text_assets, tmp_path):
     ("--input_file", "{tmp}/nothing-*.txt", "--input_file"),
     ("--random_next_sentence", "true --sentence_prediction=sop", "--random_next_sentence conflicts"),
 ])
-def test_bad_flags(small_corpus, text_assets, tmp_path, flag, value, needle):
+def test_bad_flags(small_corpus, text_assets, tmp_path, flag, value, needle):  # noqa: F811
     out = str(tmp_path / "out.tfrecord")
     args = [a for a in base_args(small_corpus, text_assets.spm_model, out) if not a.startswith(flag + "=")]
     result = run_cli(*args, *f"{flag}={value.format(tmp=tmp_path)}".split(" "))
     assert_clean_failure(result, tmp_path, needle)
 
 
-def test_sentence_task_is_in_the_summary(small_corpus, text_assets, tmp_path):
+def test_sentence_task_is_in_the_summary(small_corpus, text_assets, tmp_path):  # noqa: F811
     """--sentence_prediction=none: text-order pairs (label 0 except one-sentence chunks, Q10),
     named in the .json summary that run_pretraining checks."""
     counts = {}
@@ -218,7 +218,7 @@ def test_sentence_task_is_in_the_summary(small_corpus, text_assets, tmp_path):
     assert sum(counts["none"].values()) == sum(counts["sop"].values())
 
 
-def test_sentencepiece_model_as_vocab_file(small_corpus, text_assets, tmp_path):
+def test_sentencepiece_model_as_vocab_file(small_corpus, text_assets, tmp_path):  # noqa: F811
     """Q21: a SentencePiece model passed as the WordPiece vocab is named as such."""
     out = str(tmp_path / "out.tfrecord")
     args = [a for a in base_args(small_corpus, text_assets.spm_model, out) if not a.startswith("--spm_model_file")]
@@ -226,7 +226,7 @@ def test_sentencepiece_model_as_vocab_file(small_corpus, text_assets, tmp_path):
     assert_clean_failure(result, tmp_path, "--vocab_file", "is a SentencePiece model")
 
 
-def test_instance_dumps_only_at_verbosity_1(small_corpus, text_assets, tmp_path):
+def test_instance_dumps_only_at_verbosity_1(small_corpus, text_assets, tmp_path):  # noqa: F811
     """The default log is progress and the summary; the original's dump of the first 20
     instances (tokens and every feature, 10 lines each) needs --verbosity=1."""
     quiet = run_cli(*base_args(small_corpus, text_assets.spm_model, str(tmp_path / "a.tfrecord")))

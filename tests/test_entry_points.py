@@ -4,7 +4,9 @@ Read from the source with `ast`: an entry point is a module with an `if __name__
 "__main__":` block. Each must reach `cli.run_script` (directly or through `cli.start`), and the
 command-line tools at the package's top level and the run_*.py scripts keep at most
 `MAX_OWN_LINES` lines of their own logic: docstrings, comments, imports and flag definitions
-do not count, since a tool's flags are its interface, not its logic.
+do not count, since a tool's flags are its interface, not its logic. The top-level run_*.py
+are shims: their `__main__` block calls the `console_main` of albert_tf/run_*.py, which an
+installed package runs as `albert-run-*` and `python -m albert_tf.run_*`.
 """
 
 from __future__ import annotations
@@ -20,9 +22,27 @@ LIBRARY_MODULES = {"__init__", "atomic_files", "cli", "config", "flag_errors", "
                    "lazy_names", "model_source", "quiet_startup", "stderr_filter", "tokenization"}
 
 
+def _main_blocks(tree: ast.Module) -> list[ast.If]:
+    return [node for node in tree.body
+            if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)]
+
+
 def _has_main_block(tree: ast.Module) -> bool:
-    return any(isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
-               for node in tree.body)
+    return bool(_main_blocks(tree))
+
+
+def shim_target(tree: ast.Module) -> str | None:
+    """The package module a shim runs: its one `__main__` block only calls `console_main()`,
+    imported from that module (`from albert_tf.run_x import console_main`); else None."""
+    blocks = _main_blocks(tree)
+    if len(blocks) != 1 or [ast.unparse(node) for node in blocks[0].body] != ["console_main()"]:
+        return None
+    for node in tree.body:
+        if (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("albert_tf.")
+                and any(alias.name == "console_main" and alias.asname is None
+                        for alias in node.names)):
+            return node.module
+    return None
 
 
 def _entry_points() -> list[pathlib.Path]:
@@ -77,9 +97,22 @@ def test_every_entry_point_was_found():
 @pytest.mark.parametrize("path", _entry_points(), ids=lambda p: str(p.relative_to(REPO)))
 def test_entry_point_exits_through_the_one_error_path(path):
     source = path.read_text(encoding="utf-8")
+    target = shim_target(ast.parse(source))
+    if target is not None:  # a shim: the module it runs is the entry point to check
+        path = REPO.joinpath(*target.split(".")).with_suffix(".py")
+        source = path.read_text(encoding="utf-8")
     assert "cli.run_script(" in source or "cli.start(" in source, (
         f"{path.relative_to(REPO)}: its main does not go through cli.run_script / cli.start")
     assert "sys.exit(1)" not in source, f"{path.relative_to(REPO)}: an error exit of its own"
+
+
+@pytest.mark.parametrize("path", sorted(REPO.glob("run_*.py")), ids=lambda p: p.name)
+def test_top_level_script_is_a_shim_over_its_package_module(path):
+    """`python run_x.py` (the original's command) runs albert_tf/run_x.py, as the installed
+    `albert-run-x` and `python -m albert_tf.run_x` do: one copy of the flags and the code."""
+    source = path.read_text(encoding="utf-8")
+    assert shim_target(ast.parse(source)) == f"albert_tf.{path.stem}", path.name
+    assert own_logic_lines(source) <= 3, f"{path.name}: more than a shim"
 
 
 @pytest.mark.parametrize("path", _thin_scripts(), ids=lambda p: p.name)

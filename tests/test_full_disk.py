@@ -138,8 +138,8 @@ def test_export(tmp_path):
 @pytest.fixture(scope="module")
 def original_checkpoint(tmp_path_factory) -> str:
     """A tiny original-format checkpoint prefix (albert_config.json beside it)."""
-    from albert_tf import checkpoints  # pylint: disable=import-outside-toplevel
-    from albert_tf.models import AlbertPretrainer  # pylint: disable=import-outside-toplevel
+    from albert_tf import checkpoints
+    from albert_tf.models import AlbertPretrainer
 
     root = tmp_path_factory.mktemp("original")
     config = tiny_config()
@@ -170,10 +170,10 @@ def test_converted_checkpoint(tmp_path, original_checkpoint, to, previous):
 def test_a_failed_final_flush_leaves_no_temporary(tmp_path, monkeypatch):
     """AtomicTFRecordWriter.close(): the last flush/fsync failing for want of space removes
     the temporary and raises DiskFullError naming the target (in process: fsync made to fail)."""
-    import errno  # pylint: disable=import-outside-toplevel
+    import errno
 
-    from albert_tf.atomic_files import DiskFullError  # pylint: disable=import-outside-toplevel
-    from albert_tf.data.tfrecord_io import AtomicTFRecordWriter  # pylint: disable=import-outside-toplevel
+    from albert_tf.atomic_files import DiskFullError
+    from albert_tf.data.tfrecord_io import AtomicTFRecordWriter
 
     def no_space(handle):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

@@ -45,3 +45,23 @@ def test_warning_only_for_bfloat16_on_a_cpu_without_units(monkeypatch, caplog):
     assert not caplog.records
     hardware.warn_if_slow_dtype("bfloat16")
     assert "no bf16 units" in caplog.text
+
+
+AVX512_VNNI = "processor\t: 0\nflags\t\t: avx2 avx512f avx512bw avx512_vnni\n"
+
+
+def test_cpu_profiles_and_units_from_cpuinfo_text():
+    """The serving table's profiles (export/auto_rule.py) from mocked /proc/cpuinfo text."""
+    cases = ((AMD_AVX2, "x86_64", hardware.PROFILE_AVX2, False, False),
+             (AVX512_VNNI, "x86_64", hardware.PROFILE_AVX512, False, True),
+             (XEON_SPR, "x86_64", hardware.PROFILE_AMX, True, False),
+             (XEON_SPR.replace("amx_tile", "amx_int8"), "x86_64", hardware.PROFILE_AMX, True, True),
+             (GRAVITON3, "aarch64", hardware.PROFILE_ARM, True, True),
+             ("", "x86_64", hardware.PROFILE_AVX2, False, False))
+    for text, machine, profile, bf16, int8 in cases:
+        flags = hardware.cpu_flags(text)
+        assert hardware.cpu_profile(flags, machine) == profile, text
+        assert hardware.has_bf16_units(flags) is bf16, text
+        assert hardware.has_int8_dot(flags) is int8, text
+    assert hardware.cpu_profile(frozenset(), "arm64") == hardware.PROFILE_ARM
+    assert "x86-avx512-bf16" in hardware.describe_cpu(hardware.cpu_flags(XEON_SPR))

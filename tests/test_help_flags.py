@@ -17,12 +17,17 @@ from albert_tf.cli import asks_for_help
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOOP_FLAGS = ["dtype", "jit_compile", "seed", "distribution_strategy", "gradient_accumulation_steps"]
 
+# The original's scripts: `python run_x.py` in a clone (a shim) and the package module.
+SCRIPTS: dict[str, list[str]] = {
+    "run_pretraining": ["input_file", "num_train_steps", *LOOP_FLAGS],
+    "run_classifier": ["task_name", "init_checkpoint", "bucket_by_length", *LOOP_FLAGS],
+    "run_squad": ["version_2_with_negative", "bucket_by_length", *LOOP_FLAGS],
+    "run_race": ["data_dir", "bucket_by_length", *LOOP_FLAGS],
+}
 # command → flags its --helpshort must list (each tool's own flags, and the taught loop flags).
 TOOLS: dict[str, list[str]] = {
-    "run_pretraining.py": ["input_file", "num_train_steps", *LOOP_FLAGS],
-    "run_classifier.py": ["task_name", "init_checkpoint", "bucket_by_length", *LOOP_FLAGS],
-    "run_squad.py": ["version_2_with_negative", "bucket_by_length", *LOOP_FLAGS],
-    "run_race.py": ["data_dir", "bucket_by_length", *LOOP_FLAGS],
+    **{f"{name}.py": flags for name, flags in SCRIPTS.items()},
+    **{f"albert_tf.{name}": flags for name, flags in SCRIPTS.items()},
     "albert_tf.corpus.build": ["output"],
     "albert_tf.train_sentencepiece": ["input", "model_prefix", "vocab_size"],
     "albert_tf.create_pretraining_data": ["input_file", "spm_model_file", "dupe_factor"],
@@ -35,6 +40,7 @@ TOOLS: dict[str, list[str]] = {
     "albert_tf.convert": ["input", "output", "to"],
     "albert_tf.export_checkpoints": ["albert_directory", "checkpoint_name", "export_path"],
     "albert_tf.model_report": ["output_dir"],
+    "albert_tf.write_config": ["preset", "output"],
     "albert_tf.experiments.paper": ["output_dir", "tables"],
 }
 

@@ -130,7 +130,7 @@ def _describe(graph: dict[str, set[str]], component: list[str]) -> str:
 
 def test_the_finder_sees_imports_inside_functions_and_relative_ones(tmp_path):
     """The reader itself: a hidden import and a relative import both become edges."""
-    global PACKAGE_DIR  # pylint: disable=global-statement
+    global PACKAGE_DIR
     package = tmp_path / PACKAGE
     (package / "sub").mkdir(parents=True)
     (package / "__init__.py").write_text("")

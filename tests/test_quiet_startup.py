@@ -159,6 +159,27 @@ def test_imported_as_a_library_it_leaves_stderr_alone():
     assert result.stderr.splitlines() == [b"I0000 00:00:1.5 1 port.cc:153] shown"]
 
 
+def test_a_console_script_wrapper_is_the_program_a_function_importing_a_tool_is_not():
+    """pip's wrapper imports the tool at its top level (`from albert_tf.x import console_main`),
+    which imports quiet_startup first: fd 2 is filtered from there on, before TensorFlow. A
+    function (a test, a library) importing the same tool leaves stderr alone."""
+    result = run_python("""
+        from albert_tf.write_config import console_main
+        import os
+        os.write(2, b"I0000 00:00:1.5 1 port.cc:153] hidden\\n")
+        os.write(2, b"E0000 00:00:1.5 1 port.cc:153] a real error\\n")
+        """)
+    assert result.stderr.splitlines() == [b"E0000 00:00:1.5 1 port.cc:153] a real error"]
+    result = run_python("""
+        import os
+        def load():
+            from albert_tf.write_config import console_main
+        load()
+        os.write(2, b"I0000 00:00:1.5 1 port.cc:153] shown\\n")
+        """)
+    assert result.stderr.splitlines() == [b"I0000 00:00:1.5 1 port.cc:153] shown"]
+
+
 MAIN_TESTS = ("__name__ == '__main__'", "'__main__' == __name__")
 
 
@@ -246,9 +267,9 @@ def test_tiny_pretraining_run_shows_only_its_own_log(tmp_path, onednn):
 @pytest.fixture(scope="module")
 def released_layout(tmp_path_factory):
     """albert_config.json and model.ckpt-best of a tiny model, as the released tarballs."""
-    from albert_tf import checkpoints  # pylint: disable=import-outside-toplevel
-    from albert_tf.models import AlbertPretrainer  # pylint: disable=import-outside-toplevel
-    from tests.conftest import random_inputs  # pylint: disable=import-outside-toplevel
+    from albert_tf import checkpoints
+    from albert_tf.models import AlbertPretrainer
+    from tests.conftest import random_inputs
 
     root = tmp_path_factory.mktemp("released")
     config = tiny_config()

@@ -21,6 +21,8 @@ the exact text (each must match, so a README change cannot silently skip one):
 - `pip install` / `hf download` (network) are replaced by writing the stand-in directory.
 Every block of the README must have an entry in `SECTIONS`, so a new block cannot go
 untested. The ```text block (Architecture) is checked instead: every path it names exists.
+The pip user's block ("Installed with pip") runs in tests/test_pip_install.py, in a fresh
+virtual environment holding the built wheel (`Section.run_by`).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ def readme_sections() -> dict[str, list[tuple[str, str]]]:
 class Section:
     setup: tuple[str, ...] = ()                       # names of SETUP functions
     substitutions: tuple[tuple[str, str], ...] = ()   # (README text, what runs instead)
+    run_by: str | None = None                         # another test file runs its blocks
 
 
 TINY_HF = (
@@ -83,6 +86,7 @@ SECTIONS: dict[str, Section] = {
          + " "),
         ("make test ", "true "),  # this suite itself (CI: .ci/run)
     )),
+    "Installed with pip": Section(run_by="tests/test_pip_install.py"),
     "Configs, presets, models": Section(),
     "ALBERT layers in your own Keras model": Section(),
     "Released checkpoints": Section(setup=("albert_base",)),
@@ -245,7 +249,16 @@ def substituted(heading: str, blocks: list[tuple[str, str]]) -> list[tuple[str, 
     return [(language, code) for (language, _), code in zip(blocks, out)]
 
 
-@pytest.mark.parametrize("heading", [h for h in SECTIONS if h != "Architecture"])
+def test_sections_run_elsewhere_are_run_there():
+    """A section with `run_by` names a test file that reads that section of the README."""
+    for heading, section in SECTIONS.items():
+        if section.run_by:
+            with open(os.path.join(REPO, section.run_by), encoding="utf-8") as f:
+                assert f'"{heading}"' in f.read(), f"{section.run_by} does not run {heading!r}"
+
+
+@pytest.mark.parametrize("heading", [h for h, section in SECTIONS.items()
+                                     if h != "Architecture" and not section.run_by])
 def test_readme_section_runs(heading, tmp_path):
     blocks = substituted(heading, readme_sections()[heading])
     bin_dir = tmp_path / ".bin"

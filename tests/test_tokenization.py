@@ -104,20 +104,21 @@ def test_special_ids_read_from_model(comma_model):
 
 
 # ----- SentencePiece mode on the trained tiny model -----
-def test_agrees_with_sentencepiece_on_plain_text(text_assets):
+def test_agrees_with_sentencepiece_on_plain_text(text_assets):  # noqa: F811
     sp = spm.SentencePieceProcessor(model_file=text_assets.spm_model)
     tok = T.FullTokenizer(spm_model_file=text_assets.spm_model)
     with open(text_assets.corpus, encoding="utf-8") as f:
-        lines = [T.preprocess_text(l, lower=True) for l in f.read().splitlines()[:3000:7] if l.strip()]
-    plain = [l for l in lines if not any(c.isdigit() for c in l)]
+        lines = [T.preprocess_text(text, lower=True) for text in f.read().splitlines()[:3000:7]
+                 if text.strip()]
+    plain = [line for line in lines if not any(c.isdigit() for c in line)]
     assert len(plain) > 200
     for line in plain:
         assert tok.tokenize(line) == sp.encode(line, out_type=str)
         assert tok.convert_tokens_to_ids(tok.tokenize(line)) == sp.encode(line)
-    assert tok.tokenize_batch(lines) == [tok.tokenize(l) for l in lines]
+    assert tok.tokenize_batch(lines) == [tok.tokenize(line) for line in lines]
 
 
-def test_trained_model_special_ids(text_assets):
+def test_trained_model_special_ids(text_assets):  # noqa: F811
     tok = T.FullTokenizer(vocab_file="ignored-when-spm-given.txt", spm_model_file=text_assets.spm_model)
     # §7.4: pad, unk, control symbols, then the user-defined symbols in order.
     expected = ["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]", "(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]
@@ -128,7 +129,7 @@ def test_trained_model_special_ids(text_assets):
     assert "[MASK]" not in tok.tokenize("a [MASK] b")
 
 
-def test_sentencepiece_mode_ignores_do_lower_case(text_assets):
+def test_sentencepiece_mode_ignores_do_lower_case(text_assets):  # noqa: F811
     """Q3: tokenize does not lower-case; preprocess_text does."""
     tok = T.FullTokenizer(spm_model_file=text_assets.spm_model, do_lower_case=True)
     pieces = tok.tokenize("HELLO")
@@ -136,19 +137,19 @@ def test_sentencepiece_mode_ignores_do_lower_case(text_assets):
     assert not any(c.isupper() for c in "".join(tok.tokenize(T.preprocess_text("HELLO", lower=True))))
 
 
-def test_pieces_are_text_for_bytes_input(text_assets):
+def test_pieces_are_text_for_bytes_input(text_assets):  # noqa: F811
     """Q33: always str."""
     tok = T.FullTokenizer(spm_model_file=text_assets.spm_model)
     pieces = tok.tokenize("the module".encode("utf-8"))
     assert pieces == tok.tokenize("the module") and all(isinstance(p, str) for p in pieces)
 
 
-def test_unknown_piece_maps_to_unk(text_assets):
+def test_unknown_piece_maps_to_unk(text_assets):  # noqa: F811
     tok = T.FullTokenizer(spm_model_file=text_assets.spm_model)
     assert tok.convert_tokens_to_ids(["\u2581definitely-not-a-piece"]) == [1]
 
 
-def test_empty_and_whitespace_sentencepiece(text_assets):
+def test_empty_and_whitespace_sentencepiece(text_assets):  # noqa: F811
     tok = T.FullTokenizer(spm_model_file=text_assets.spm_model)
     assert tok.tokenize(T.preprocess_text("")) == []
     assert tok.tokenize(T.preprocess_text(" \t \n")) == []
@@ -202,12 +203,12 @@ def test_wordpiece_ids(wordpiece_vocab):
 
 
 # ----- wrong files (Q21) -----
-def test_sentencepiece_model_as_vocab_file_is_an_error(text_assets):
+def test_sentencepiece_model_as_vocab_file_is_an_error(text_assets):  # noqa: F811
     with pytest.raises(T.TokenizerError, match="is a SentencePiece model.*spm_model_file"):
         T.FullTokenizer(vocab_file=text_assets.spm_model)
 
 
-def test_sentencepiece_vocab_listing_as_vocab_file_is_an_error(text_assets):
+def test_sentencepiece_vocab_listing_as_vocab_file_is_an_error(text_assets):  # noqa: F811
     listing = text_assets.spm_model[:-len(".model")] + ".vocab"
     with pytest.raises(T.TokenizerError, match="SentencePiece .vocab"):
         T.FullTokenizer(vocab_file=listing)
@@ -228,7 +229,7 @@ def test_text_file_as_spm_model_is_an_error(wordpiece_vocab):
 
 
 # ----- train_sentencepiece (§7.4) -----
-def test_train_sentencepiece_cli(tmp_path, text_assets):
+def test_train_sentencepiece_cli(tmp_path, text_assets):  # noqa: F811
     text = tmp_path / "text.txt"
     with open(text_assets.corpus, encoding="utf-8") as f:
         text.write_text("".join(f.readlines()[:2000]), encoding="utf-8")
@@ -248,7 +249,7 @@ def test_train_sentencepiece_vocab_too_large_is_one_line(tmp_path):
         [sys.executable, "-m", "albert_tf.train_sentencepiece", f"--input={text}",
          f"--model_prefix={tmp_path / 'm'}", "--vocab_size=500"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
-    errors = [l for l in result.stderr.splitlines() if "error" in l.lower()]
+    errors = [line for line in result.stderr.splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and "Vocabulary size too high" in errors[0]
     assert errors[0].startswith("train_sentencepiece: error: ")
     assert "Traceback" not in result.stderr

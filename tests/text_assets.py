@@ -32,7 +32,7 @@ def swapped_pieces_model(source: str, target: str, pieces: tuple[str, str] = ("â
                          ) -> str:
     """Writes to `target` the SentencePiece model `source` with two pieces' ids swapped: another
     model (common words get other ids) that can be saved under the same file name."""
-    from sentencepiece import sentencepiece_model_pb2  # pylint: disable=import-outside-toplevel
+    from sentencepiece import sentencepiece_model_pb2
 
     model = sentencepiece_model_pb2.ModelProto()
     with open(source, "rb") as f:

@@ -165,7 +165,7 @@ def source_config(path: str, kind: str, albert_config_file: str | None) -> Alber
 
 def build_model(head: str, config: AlbertConfig, num_classes: int = 2) -> Any:
     """The built (called once) model of `head`."""
-    from albert_tf import models  # pylint: disable=import-outside-toplevel
+    from albert_tf import models
 
     builders = {
         "encoder": lambda: models.AlbertEncoder(config),

@@ -33,8 +33,7 @@ from albert_tf.checkpoints.hf_names import (BASE_PREFIX, HF_CLASSES, HF_NAME_TAB
 from albert_tf.checkpoints.hf_source import open_hf_directory
 from albert_tf.checkpoints.model_parts import (ENCODER_PARTS, check_built, encoder_of,
                                                part_owners, resolve, unread_parts)
-from albert_tf.checkpoints.report import (CheckpointFileError, CheckpointMismatchError,
-                                          LoadReport, compare, matches)
+from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport, compare, matches
 
 # Our model class → the HF class it is saved as by default.
 DEFAULT_HF_CLASS = {

@@ -102,7 +102,7 @@ class HFWeights:
 
     def _read_pytorch(self, file: str) -> None:
         try:
-            import torch  # pylint: disable=import-outside-toplevel
+            import torch
         except ImportError:
             raise CheckpointFileError(
                 f"{file}: reading pytorch_model.bin needs PyTorch (pip install torch); or "

@@ -27,7 +27,7 @@ def checkpoint_kind(path: str) -> str:
     "hf" for a Hugging Face model directory (config.json + model.safetensors)."""
     if is_hf_checkpoint(path):
         return "hf"
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     from albert_tf.checkpoints.original import TF2_MARKER, resolve_checkpoint_path
 

@@ -57,7 +57,7 @@ def build_corpus(path: str, max_documents: int | None = None) -> CorpusStats:
 def train_tiny_spm(corpus_path: str, model_prefix: str, vocab_size: int = 1000) -> str:
     """A small SentencePiece model with the original's options (§7.4) but `vocab_size` pieces
     and a 100k-sentence sample; returns the `.model` path. Takes a few seconds."""
-    from albert_tf.data.sentencepiece import train_sentencepiece  # pylint: disable=import-outside-toplevel
+    from albert_tf.data.sentencepiece import train_sentencepiece
 
     return train_sentencepiece(corpus_path, model_prefix, vocab_size, input_sentence_size=100_000,
                                num_threads=min(2, os.cpu_count() or 1), seed_sentencepiece_size=200_000)

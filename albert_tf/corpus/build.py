@@ -30,5 +30,11 @@ def run() -> None:
         logging.info("wrote %s", model)
 
 
-if __name__ == "__main__":
+
+def console_main() -> None:
+    """`albert-build-corpus` (console script) and `python -m albert_tf.corpus.build`."""
     cli.start("albert_tf.corpus.build", run, __name__)
+
+
+if __name__ == "__main__":
+    console_main()

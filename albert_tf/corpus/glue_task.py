@@ -106,7 +106,7 @@ def build_corpus_task(output_dir: str, corpus_path: str | None = None, num_train
     """
     os.makedirs(os.path.join(output_dir, "MRPC"), exist_ok=True)
     if corpus_path is None:
-        from albert_tf.corpus import build_corpus  # pylint: disable=import-outside-toplevel
+        from albert_tf.corpus import build_corpus
 
         corpus_path = os.path.join(output_dir, "corpus.txt")
         build_corpus(corpus_path, max_documents)

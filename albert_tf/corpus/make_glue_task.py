@@ -30,5 +30,11 @@ def run() -> None:
                       FLAGS.num_test, FLAGS.seed, FLAGS.max_documents, FLAGS.kind)
 
 
-if __name__ == "__main__":
+
+def console_main() -> None:
+    """`albert-make-glue-task` (console script) and `python -m albert_tf.corpus.make_glue_task`."""
     cli.start("albert_tf.corpus.make_glue_task", run, __name__)
+
+
+if __name__ == "__main__":
+    console_main()

@@ -41,5 +41,11 @@ def run() -> None:
                       for split, c in counts.items()))
 
 
-if __name__ == "__main__":
+
+def console_main() -> None:
+    """`albert-make-race-task` (console script) and `python -m albert_tf.corpus.make_race_task`."""
     cli.start("albert_tf.corpus.make_race_task", run, __name__)
+
+
+if __name__ == "__main__":
+    console_main()

@@ -158,7 +158,7 @@ def build_race_corpus_task(output_dir: str, corpus_path: str | None = None,
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     os.makedirs(output_dir, exist_ok=True)
     if corpus_path is None:
-        from albert_tf.corpus import build_corpus  # pylint: disable=import-outside-toplevel
+        from albert_tf.corpus import build_corpus
 
         corpus_path = os.path.join(output_dir, "corpus.txt")
         build_corpus(corpus_path, max_documents)

@@ -43,9 +43,9 @@ def module_files(root: str | None = None) -> list[str]:
 
 def _is_prose(paragraph: str) -> bool:
     lines = paragraph.splitlines()
-    if not lines or any(l.lstrip().startswith((">>>", "...", "$ ", "%")) for l in lines):
+    if not lines or any(line.lstrip().startswith((">>>", "...", "$ ", "%")) for line in lines):
         return False
-    if all(l[:1].isspace() for l in lines):  # indented: code, grammar or a quoted block
+    if all(line[:1].isspace() for line in lines):  # indented: code, grammar or a quoted block
         return False
     text = " ".join(lines)
     if text.rstrip().endswith("::") and len(_WORD.findall(text)) < 4:

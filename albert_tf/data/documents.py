@@ -90,7 +90,7 @@ def expand_input_patterns(input_file: str, flag: str = "--input_file") -> list[s
 
 def _glob(pattern: str) -> list[str]:
     if "://" in pattern:
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
 
         return tf.io.gfile.glob(pattern)
     return [p for p in glob.glob(os.path.expanduser(pattern)) if os.path.isfile(p)]
@@ -98,7 +98,7 @@ def _glob(pattern: str) -> list[str]:
 
 def _read(path: str) -> bytes:
     if "://" in path:
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
 
         with tf.io.gfile.GFile(path, "rb") as f:
             return f.read()

@@ -92,7 +92,7 @@ def read_sidecar(record_file: str) -> dict[str, Any] | None:
     """The JSON summary create_pretraining_data writes beside `record_file`, if any."""
     path = record_file + SIDECAR_SUFFIX
     if "://" in path:  # gs:// and friends through TensorFlow's filesystems
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
 
         if not tf.io.gfile.exists(path):
             return None

@@ -149,7 +149,7 @@ def pretraining_dataset(input_patterns: str | Sequence[str], batch_size: int, ma
         dataset = dataset.map(lambda batch: check_batch(batch, files, id_limits, max_seq_length),
                               num_parallel_calls=AUTOTUNE)
     if dynamic_masking:
-        from albert_tf.data.masking_tf import mask_batch_tf  # pylint: disable=import-outside-toplevel
+        from albert_tf.data.masking_tf import mask_batch_tf
 
         # Batch t of pipeline i is masked with the stateless seed (seed, t·pipelines + i): new
         # masks every epoch (the counter keeps running across repeats), reproducible for a seed.

@@ -33,7 +33,7 @@ def default_num_workers() -> int:
 def log_examples(path: str, tokenizer: FullTokenizer, count: int = 20) -> None:
     """Logs the first instances of an output with tokens and features, as the original (§5.8)
     does at INFO; here at --verbosity=1 (DEBUG), so they do not bury the progress lines."""
-    from albert_tf.data.tfrecord_io import read_records  # pylint: disable=import-outside-toplevel
+    from albert_tf.data.tfrecord_io import read_records
 
     if not logging.level_debug():
         return

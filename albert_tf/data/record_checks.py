@@ -59,7 +59,7 @@ def resolve_files(input_patterns: str | Sequence[str]) -> list[str]:
         if not pattern:
             continue
         if "://" in pattern:  # gs:// and friends go through TF's filesystem layer
-            import tensorflow as tf  # pylint: disable=import-outside-toplevel
+            import tensorflow as tf
 
             matched = sorted(tf.io.gfile.glob(pattern))
         else:
@@ -106,7 +106,7 @@ def _summary(path: str) -> dict[str, Any] | None:
 def _first_record(path: str) -> dict[str, list] | None:
     opener = open
     if "://" in path:  # gs:// and friends through TensorFlow's filesystems
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
 
         opener = tf.io.gfile.GFile
     try:

@@ -52,9 +52,9 @@ def train_sentencepiece(input_files: str | list[str], model_prefix: str, vocab_s
         the tokenizer sees at encoding time.
       **overrides: further spm_train options (e.g. seed_sentencepiece_size, num_threads).
     """
-    import sentencepiece as spm  # pylint: disable=import-outside-toplevel
+    import sentencepiece as spm
 
-    from albert_tf.tokenization import preprocess_text  # pylint: disable=import-outside-toplevel
+    from albert_tf.tokenization import preprocess_text
 
     files = [input_files] if isinstance(input_files, str) else list(input_files)
     files = [f.strip() for name in files for f in name.split(",") if f.strip()]
@@ -84,7 +84,7 @@ def train_sentencepiece(input_files: str | list[str], model_prefix: str, vocab_s
 
 def special_ids(model_file: str) -> dict[str, int]:
     """Ids of <pad>, <unk>, [CLS], [SEP], [MASK] in a trained model."""
-    import sentencepiece as spm  # pylint: disable=import-outside-toplevel
+    import sentencepiece as spm
 
     sp = spm.SentencePieceProcessor(model_file=model_file)
     return {piece: sp.piece_to_id(piece) for piece in ("<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]")}

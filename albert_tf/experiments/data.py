@@ -64,7 +64,7 @@ def split_documents(corpus: str, train_path: str, heldout_path: str, fraction: f
 
 
 def _package_root() -> str:
-    import albert_tf  # pylint: disable=import-outside-toplevel
+    import albert_tf
 
     return os.path.dirname(os.path.dirname(os.path.abspath(albert_tf.__file__)))
 
@@ -94,7 +94,6 @@ def prepare_data(directory: str, budget: Budget, log: Callable[[str], None]) -> 
     if os.path.exists(ready):
         with open(ready, encoding="utf-8") as f:
             return ExperimentData(**json.load(f))
-    # pylint: disable=import-outside-toplevel
     from albert_tf.corpus import build_corpus, train_tiny_spm
     from albert_tf.corpus.glue_task import build_corpus_task
 

@@ -83,7 +83,6 @@ def probe_accuracy(train: Mapping[str, np.ndarray], test: Mapping[str, np.ndarra
                    seed: int = 0) -> float:
     """Held-out accuracy of a logistic-regression probe on frozen pooled outputs
     (features standardised on the probe's training set)."""
-    # pylint: disable=import-outside-toplevel
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler

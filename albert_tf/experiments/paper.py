@@ -90,7 +90,6 @@ class Progress:
 
 def run(output_dir: str, tables: Sequence[int], budget: Budget, command: str) -> str:
     """Does (or resumes) everything; returns the path of results.md."""
-    # pylint: disable=import-outside-toplevel
     from albert_tf.experiments import report, tables as T
     from albert_tf.experiments.data import prepare_data
     from albert_tf.experiments.runs import execute

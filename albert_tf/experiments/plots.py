@@ -15,10 +15,10 @@ def plot_runs(curves: Mapping[str, Sequence[Mapping[str, float]]], output: str, 
     curves = {label: points for label, points in curves.items() if points}
     if not curves:
         return False
-    import matplotlib  # pylint: disable=import-outside-toplevel
+    import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+    import matplotlib.pyplot as plt
 
     tags = [t for t in PANELS if any(t in p for points in curves.values() for p in points)]
     figure, axes = plt.subplots(1, len(tags), figsize=(5 * len(tags), 3.8), squeeze=False)

@@ -53,9 +53,9 @@ def read_curve(path: str) -> list[dict[str, float]]:
 
 def fresh_session(seed: int) -> None:
     """Forgets the previous model's graph state and seeds everything as `--seed` would."""
-    import keras  # pylint: disable=import-outside-toplevel
+    import keras
 
-    from albert_tf.training.flags import setup_runtime  # pylint: disable=import-outside-toplevel
+    from albert_tf.training.flags import setup_runtime
 
     keras.backend.clear_session()
     gc.collect()
@@ -64,7 +64,7 @@ def fresh_session(seed: int) -> None:
 
 def encoder_parameters(config) -> int:
     """Parameters of the encoder (the paper's "Parameters" column: no pretraining heads)."""
-    from albert_tf.models import AlbertEncoder  # pylint: disable=import-outside-toplevel
+    from albert_tf.models import AlbertEncoder
 
     return int(AlbertEncoder(config).count_params())
 
@@ -87,7 +87,6 @@ def _stage(run_dir: str, name: str, work: Callable[[], dict[str, Any]]) -> dict[
 
 def pretrain(spec: RunSpec, config_path: str, output_dir: str, budget: Budget,
              data: ExperimentData) -> dict[str, Any]:
-    # pylint: disable=import-outside-toplevel
     from albert_tf.pretraining.runner import PretrainingRunOptions
     from albert_tf.pretraining.runner import run as run_pretraining
 
@@ -109,7 +108,7 @@ def pretrain(spec: RunSpec, config_path: str, output_dir: str, budget: Budget,
 
 def evaluate(spec: RunSpec, config, pretrain_dir: str, budget: Budget,
              data: ExperimentData) -> dict[str, Any]:
-    from albert_tf.experiments.evaluation import evaluate_pretrained  # pylint: disable=import-outside-toplevel
+    from albert_tf.experiments.evaluation import evaluate_pretrained
 
     fresh_session(spec.seed)
     return evaluate_pretrained(
@@ -120,7 +119,7 @@ def evaluate(spec: RunSpec, config, pretrain_dir: str, budget: Budget,
 
 def finetune(spec: RunSpec, config_path: str, init_checkpoint: str | None, output_dir: str,
              budget: Budget, data: ExperimentData) -> dict[str, Any]:
-    from albert_tf.glue.runner import GlueRunOptions, run as run_glue  # pylint: disable=import-outside-toplevel
+    from albert_tf.glue.runner import GlueRunOptions, run as run_glue
 
     fresh_session(spec.seed)
     result = run_glue(GlueRunOptions(
@@ -139,7 +138,7 @@ def finetune(spec: RunSpec, config_path: str, init_checkpoint: str | None, outpu
 
 def execute(spec: RunSpec, budget: Budget, data: ExperimentData, runs_dir: str) -> dict[str, Any]:
     """Runs (or resumes, or just reads) one model; returns its result.json content."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     run_dir = os.path.join(runs_dir, spec.name)
     cached = read_json(os.path.join(run_dir, RESULT_FILE))

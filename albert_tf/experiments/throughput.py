@@ -36,7 +36,6 @@ def _batch(shapes: ThroughputShapes, seed: int = 0) -> tuple[dict, dict]:
 
 def _train_step(config) -> tuple[Callable[[dict, dict], Any], int]:
     """A compiled training step of a fresh pretrainer; also its parameter count."""
-    # pylint: disable=import-outside-toplevel
     import tensorflow as tf
 
     from albert_tf.models import AlbertPretrainer
@@ -65,7 +64,7 @@ def _train_step(config) -> tuple[Callable[[dict, dict], Any], int]:
 def measure(shapes: ThroughputShapes, log: Callable[[str], None]) -> dict[str, Any]:
     """Seconds per step of both shapes, per round (wall clock and process CPU time), and the
     speedups (BERT time / ALBERT time) per round."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
     features, labels = _batch(shapes)
     features = {k: tf.constant(v) for k, v in features.items()}

@@ -6,8 +6,10 @@ Inside an encoder export directory (`export_tfhub --onnx`):
     onnx/albert_encoder_int8.onnx   --onnx_quantization=dynamic_int8 (the default with --onnx):
                                     the same graph fused by ONNX Runtime's transformer optimizer
                                     (Attention, SkipLayerNormalization, FastGelu), then its
-                                    dynamic int8 quantization (QAttention, MatMulInteger);
-                                    ONNX Runtime only (com.microsoft ops)
+                                    dynamic int8 quantization (QAttention, MatMulInteger),
+                                    7-bit weights; ONNX Runtime only (com.microsoft ops)
+    onnx/albert_encoder_int8_vnni.onnx  the same with full-range int8 weights, for CPUs with
+                                    VNNI or AMX-INT8 (`load_serving` picks it there)
 
 and an "onnx" entry in serving.json (`load_serving(..., backend="onnxruntime")` reads it).
 Both files have dynamic batch and sequence length (up to max_position_embeddings). The float32
@@ -28,7 +30,6 @@ matmul per layer); it stores each layer's fused Q/K/V weights apart (12 copies f
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from typing import Any
@@ -36,6 +37,9 @@ from typing import Any
 import numpy as np
 from absl import logging
 
+from albert_tf import hardware
+
+from albert_tf.export.manifest import Manifest, read_manifest, write_manifest
 from albert_tf.export.onnx_graph import OUTPUT_NAMES, OnnxBuildError, build_onnx_encoder
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
@@ -45,6 +49,14 @@ ONNX_INT8_FILE = "albert_encoder_int8.onnx"
 ONNX_QUANTIZATIONS = ("none", "dynamic_int8")
 FLOAT_TOLERANCE = 1e-5  # max |ONNX Runtime − Keras|, float32 (the export's check)
 INT8_OPTIONS: dict[str, Any] = {"per_channel": False, "reduce_range": True, "fuse": True}
+ONNX_INT8_VNNI_FILE = "albert_encoder_int8_vnni.onnx"
+# The int8 files an export writes: serving.json key, file, options over INT8_OPTIONS. The
+# 7-bit file is exact on every x86 CPU; the full-range one only with int8 dot-product units
+# (VNNI, AMX-INT8), where it is the more accurate: `load_serving` picks by the CPU it runs on.
+INT8_VARIANTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("int8_file", ONNX_INT8_FILE, {}),
+    ("int8_vnni_file", ONNX_INT8_VNNI_FILE, {"reduce_range": False}),
+)
 
 
 class OnnxExportError(RuntimeError):
@@ -53,8 +65,8 @@ class OnnxExportError(RuntimeError):
 
 def _require_packages(what: str) -> None:
     try:
-        import onnx  # noqa: F401, PLC0415
-        import onnxruntime  # noqa: F401, PLC0415
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
     except ImportError:
         raise OnnxExportError(f"{what} needs the onnx and onnxruntime packages "
                               "(pip install 'albert-tf[onnx]')") from None
@@ -64,7 +76,7 @@ def session(path_or_bytes: str | bytes, num_threads: int | None = None, optimiza
             ) -> Any:
     """An ONNX Runtime CPU session; `optimization` "all" (ORT's full graph rewrites) or
     "basic"."""
-    import onnxruntime as ort  # noqa: PLC0415
+    import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.graph_optimization_level = {
@@ -81,9 +93,9 @@ def quantize_int8(source: str, destination: str, num_heads: int, hidden_size: in
     """The int8 file of `source` (our float32 graph) at `destination`: fused by ONNX Runtime's
     transformer optimizer (unless fuse=False), then dynamically quantized (INT8_OPTIONS unless
     overridden)."""
-    import onnx  # noqa: PLC0415
-    from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: PLC0415
-    from onnxruntime.transformers import optimizer  # noqa: PLC0415
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers import optimizer
 
     settings = {**INT8_OPTIONS, **options}
     with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(destination))) as tmp:
@@ -114,13 +126,13 @@ def write_onnx_artifacts(encoder: AlbertEncoder, export_dir: str,
                          quantization: str = "dynamic_int8") -> dict[str, Any]:
     """Writes onnx/ (float32, and int8 unless `quantization` is "none") into `export_dir` (an
     existing, staged directory), adds the "onnx" entry to its serving.json and returns it."""
-    from albert_tf.export.serving_artifacts import MANIFEST, check_inputs  # noqa: PLC0415
+    from albert_tf.export.serving_artifacts import check_inputs
 
     if quantization not in ONNX_QUANTIZATIONS:
         raise OnnxExportError(f"onnx quantization must be one of {', '.join(ONNX_QUANTIZATIONS)}"
                               f", got {quantization!r}")
     _require_packages("--onnx")
-    import onnx  # noqa: PLC0415
+    import onnx
 
     try:
         model = build_onnx_encoder(encoder)
@@ -142,30 +154,38 @@ def write_onnx_artifacts(encoder: AlbertEncoder, export_dir: str,
                  os.path.join(ONNX_DIR, ONNX_FILE), difference)
     entry: dict[str, Any] = {"file": os.path.join(ONNX_DIR, ONNX_FILE)}
     if quantization == "dynamic_int8":
-        int8_path = os.path.join(directory, ONNX_INT8_FILE)
-        with tempfile.TemporaryDirectory(dir=directory) as scratch:  # ORT writes side files
-            staged = os.path.join(scratch, ONNX_INT8_FILE)
-            quantize_int8(path, staged, encoder.config.num_attention_heads,
-                          encoder.config.hidden_size)
-            got = _run(session(staged), sample)
-            if not all(np.all(np.isfinite(got[name])) for name in OUTPUT_NAMES):
-                raise OnnxExportError(f"{int8_path}: the quantized model's outputs are not "
-                                      "finite on a sample input")
-            os.replace(staged, int8_path)
-        difference = _max_difference(got, want, relative=True)
-        logging.info("Wrote %s (dynamic int8; max difference to Keras %.2g of the outputs' "
-                     "magnitude)", os.path.join(ONNX_DIR, ONNX_INT8_FILE), difference)
-        entry["int8_file"] = os.path.join(ONNX_DIR, ONNX_INT8_FILE)
-    manifest_path = os.path.join(export_dir, MANIFEST)
-    manifest: dict[str, Any] = {}
-    if os.path.isfile(manifest_path):
-        with open(manifest_path, encoding="utf-8") as f:
-            manifest = json.load(f)
-    manifest["onnx"] = entry
-    manifest.setdefault("max_seq_length", encoder.config.max_position_embeddings)
-    with open(manifest_path, "w", encoding="utf-8") as f:  # inside the staging directory
-        json.dump(manifest, f, indent=2)
+        for key, file_name, options in INT8_VARIANTS:
+            entry[key] = _write_int8(path, os.path.join(directory, file_name), encoder, sample,
+                                     want, **options)
+    manifest = read_manifest(export_dir) or Manifest()
+    manifest.onnx = entry
+    if manifest.max_seq_length is None:
+        manifest.max_seq_length = encoder.config.max_position_embeddings
+    write_manifest(export_dir, manifest)  # inside the staging directory
     return entry
+
+
+def _write_int8(source: str, destination: str, encoder: AlbertEncoder,
+                sample: dict[str, np.ndarray], want: dict[str, np.ndarray], **options: Any) -> str:
+    """Quantizes `source` into `destination` (staged, then renamed), checks its outputs are
+    finite on `sample` and logs their difference to the Keras model; returns the relative path."""
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(destination)) as scratch:
+        staged = os.path.join(scratch, os.path.basename(destination))  # ORT writes side files
+        quantize_int8(source, staged, encoder.config.num_attention_heads,
+                      encoder.config.hidden_size, **options)
+        got = _run(session(staged), sample)
+        if not all(np.all(np.isfinite(got[name])) for name in OUTPUT_NAMES):
+            raise OnnxExportError(f"{destination}: the quantized model's outputs are not "
+                                  "finite on a sample input")
+        os.replace(staged, destination)
+    relative_path = os.path.join(ONNX_DIR, os.path.basename(destination))
+    full_range = not options.get("reduce_range", INT8_OPTIONS["reduce_range"])
+    note = ("; full-range weights need VNNI/AMX, this CPU has none: not its accuracy"
+            if full_range and not hardware.has_int8_dot() else "")
+    logging.info("Wrote %s (dynamic int8, %s weights; max difference to Keras %.2g of the "
+                 "outputs' magnitude%s)", relative_path, "8-bit" if full_range else "7-bit",
+                 _max_difference(got, want, relative=True), note)
+    return relative_path
 
 
 def _max_difference(got: dict, want: dict, relative: bool = False) -> float:

@@ -51,7 +51,7 @@ class _GraphBuilder:
     """Collects nodes and initializers; names are unique by a running counter."""
 
     def __init__(self):
-        import onnx  # noqa: PLC0415  (optional dependency: albert-tf[onnx])
+        import onnx
 
         self.onnx = onnx
         self.helper = onnx.helper
@@ -227,6 +227,8 @@ def build_onnx_encoder(encoder: AlbertEncoder, name: str = "albert_encoder") -> 
                               producer_name="albert_tf")
     model.ir_version = 8  # readable by ONNX Runtime ≥ 1.10 and OpenVINO
     helper.set_model_props(model, {"max_seq_length": str(config.max_position_embeddings),
+                                   "vocab_size": str(config.vocab_size),
+                                   "type_vocab_size": str(config.type_vocab_size),
                                    "hidden_act": config.hidden_act})
     g.onnx.checker.check_model(model)
     return model

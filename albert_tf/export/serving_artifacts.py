@@ -24,7 +24,6 @@ TFLite file `albert_model.tflite` (batch 1, the original's input names `input_id
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Sequence
 
@@ -33,17 +32,18 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.export import tflite
+from albert_tf.export.manifest import MANIFEST, Manifest, read_manifest, write_manifest
 from albert_tf.export.serving_graph import (ORIGINAL_INPUT_NAMES, SERVING_DIR, SERVING_OUTPUTS,
                                             OutputsFn, describe, encoder_outputs, float32_copy,
                                             frozen_serving_function, save_serving_model)
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
-MANIFEST = "serving.json"
 TFLITE_ENCODER_FILE = "albert_encoder.tflite"
 OPENVINO_DIR = "openvino"
 OPENVINO_FILE = "albert_encoder.xml"
 OPENVINO_TASK_FILE = "albert_model.xml"  # a task export's IR, named like its albert_model.tflite
-# Max |TFLite − TF| on the check input of a float32 file, relative to the outputs' magnitude.
+# Max |TFLite − TF| (or OpenVINO IR − TF) on the check input of a float32 file, relative to
+# the outputs' magnitude.
 # Quantized files are only checked for finite outputs (their error is the quantization's).
 FLOAT_TFLITE_TOLERANCE = 1e-4
 # A task export's serving graph vs its Keras model (the encoder export's bounds, export_tfhub):
@@ -108,7 +108,7 @@ def write_openvino_ir(encoder: AlbertEncoder, directory: str,
     its `outputs_fn`) to OpenVINO IR `directory/file_name`; needs the `openvino` package
     (`pip install albert-tf[openvino]`)."""
     try:
-        import openvino as ov  # noqa: PLC0415  (optional dependency)
+        import openvino as ov
     except ImportError:
         raise ServingExportError("--openvino_ir needs the openvino package "
                                  "(pip install 'albert-tf[openvino]')") from None
@@ -120,35 +120,54 @@ def write_openvino_ir(encoder: AlbertEncoder, directory: str,
             port.get_tensor().set_names({name} | set(port.get_names()))
     xml = os.path.join(directory, file_name)
     ov.save_model(model, xml, compress_to_fp16=False)
-    logging.info("Wrote %s (OpenVINO IR, float32 weights)", os.path.join(OPENVINO_DIR, file_name))
+    difference = _check_openvino_ir(ov, xml, fn, encoder.config.vocab_size)
+    logging.info("Wrote %s (OpenVINO IR, float32 weights; max difference to TF %.2g)",
+                 os.path.join(OPENVINO_DIR, file_name), difference)
     return {"file": os.path.join(OPENVINO_DIR, file_name)}
+
+
+def _check_openvino_ir(ov: Any, xml: str, fn: Any, vocab_size: int) -> float:
+    """The written IR on OpenVINO (f32) vs the frozen graph it came from, on a sample; raises
+    ServingExportError beyond FLOAT_TFLITE_TOLERANCE (relative, float outputs)."""
+    sample = check_inputs(vocab_size, 2, 16)
+    want = {k: v.numpy() for k, v in fn(**{k: tf.constant(v) for k, v in sample.items()}).items()}
+    compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    result = compiled.create_infer_request().infer(
+        {port: sample[next(n for n in INPUT_NAMES if n in port.get_names())]
+         for port in compiled.inputs})
+    difference = 0.0
+    for port, value in result.items():
+        name = next((n for n in want if n in port.get_names()), None)
+        if name is not None and np.issubdtype(want[name].dtype, np.floating):
+            difference = max(difference, float(np.abs(value - want[name]).max())
+                             / max(float(np.abs(want[name]).max()), 1e-30))
+    if not difference <= FLOAT_TFLITE_TOLERANCE:
+        raise ServingExportError(f"{xml}: OpenVINO's outputs differ from the graph by "
+                                 f"{difference:.3g} (relative; expected ≤ "
+                                 f"{FLOAT_TFLITE_TOLERANCE})")
+    return difference
 
 
 def write_serving_artifacts(encoder: AlbertEncoder, export_dir: str,
                             tflite_quantization: str | None = None, tflite_seq_length: int = 128,
-                            openvino_ir: bool = False) -> dict[str, Any]:
+                            openvino_ir: bool = False) -> Manifest:
     """Writes serving/, the optional TFLite and OpenVINO files and serving.json into
     `export_dir` (an existing, staged directory); returns the manifest."""
     manifest = describe(encoder)
     save_serving_model(encoder, os.path.join(export_dir, SERVING_DIR))
-    manifest["saved_model"] = SERVING_DIR
+    manifest.saved_model = SERVING_DIR
     if tflite_quantization is not None:
         if not 1 <= tflite_seq_length <= encoder.config.max_position_embeddings:
             raise ServingExportError(f"tflite_seq_length must be in [1, "
                                      f"{encoder.config.max_position_embeddings}], got "
                                      f"{tflite_seq_length}")
-        manifest["tflite"] = write_encoder_tflite(
+        manifest.tflite = write_encoder_tflite(
             encoder, os.path.join(export_dir, TFLITE_ENCODER_FILE), tflite_quantization,
             tflite_seq_length)
     if openvino_ir:
-        manifest["openvino"] = write_openvino_ir(encoder, os.path.join(export_dir, OPENVINO_DIR))
-    _write_manifest(export_dir, manifest)
+        manifest.openvino = write_openvino_ir(encoder, os.path.join(export_dir, OPENVINO_DIR))
+    write_manifest(export_dir, manifest)
     return manifest
-
-
-def _write_manifest(export_dir: str, manifest: dict[str, Any]) -> None:
-    with open(os.path.join(export_dir, MANIFEST), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=2)
 
 
 def task_tflite_entry(quantization: str, seq_length: int) -> dict[str, Any]:
@@ -187,7 +206,7 @@ def _check_task_serving(saved_model: str, model: Any, outputs_fn: OutputsFn,
 def write_task_serving_artifacts(model: Any, float32_model: Any, export_dir: str,
                                  outputs_fn: OutputsFn, outputs: Sequence[str], task: str,
                                  seq_length: int, tflite_entry: dict[str, Any] | None = None,
-                                 openvino_ir: bool = False, **extra: Any) -> dict[str, Any]:
+                                 openvino_ir: bool = False, **extra: Any) -> Manifest:
     """Writes a fine-tuned task model's serving/ graph, the optional OpenVINO IR and
     serving.json into `export_dir` (an existing, staged directory); returns the manifest.
 
@@ -200,31 +219,24 @@ def write_task_serving_artifacts(model: Any, float32_model: Any, export_dir: str
     serving_model = model if str(model.compute_dtype) == "bfloat16" else float32_model
     if str(float32_model.compute_dtype) != "float32":
         raise ValueError(f"float32_model computes in {float32_model.compute_dtype}, not float32")
-    manifest = {"task": task, **describe(serving_model), "outputs": list(outputs), **extra}
+    manifest = describe(serving_model)
+    manifest.task, manifest.outputs, manifest.extra = task, tuple(outputs), dict(extra)
     saved_model = os.path.join(export_dir, SERVING_DIR)
     save_serving_model(serving_model, saved_model, outputs_fn)
-    manifest["saved_model"] = SERVING_DIR
+    manifest.saved_model = SERVING_DIR
     difference = _check_task_serving(saved_model, serving_model, outputs_fn, seq_length)
     logging.info("Wrote %s (%s; max difference to the Keras model %.2g)",
                  os.path.relpath(saved_model, export_dir),
-                 manifest["compute_dtype"], difference)
+                 manifest.compute_dtype, difference)
     if tflite_entry is not None:
-        manifest["tflite"] = dict(tflite_entry)
+        manifest.tflite = dict(tflite_entry)
     if openvino_ir:
-        manifest["openvino"] = write_openvino_ir(float32_model,
-                                                 os.path.join(export_dir, OPENVINO_DIR),
-                                                 outputs_fn, OPENVINO_TASK_FILE)
-    _write_manifest(export_dir, manifest)
+        manifest.openvino = write_openvino_ir(float32_model,
+                                              os.path.join(export_dir, OPENVINO_DIR),
+                                              outputs_fn, OPENVINO_TASK_FILE)
+    write_manifest(export_dir, manifest)
     return manifest
 
 
-def read_manifest(export_dir: str) -> dict[str, Any] | None:
-    """serving.json of an encoder export, None when it has none (older exports)."""
-    path = os.path.join(os.fspath(export_dir), MANIFEST)
-    if not os.path.isfile(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        try:
-            return json.load(f)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not valid JSON ({error})") from None
+__all__ = ["MANIFEST", "Manifest", "read_manifest", "write_serving_artifacts",
+           "write_task_serving_artifacts"]

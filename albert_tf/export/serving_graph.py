@@ -23,19 +23,22 @@ graph (glue/export.py, squad/export.py; tests/export/test_task_serving.py).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
+import keras
 import tensorflow as tf
 from tensorflow.python.framework.convert_to_constants import (  # no public equivalent
     convert_variables_to_constants_v2)
 
 from albert_tf.export.encoder_export import CONFIG_ASSET
+from albert_tf.export.manifest import ENCODER_OUTPUTS, Manifest
 from albert_tf.models.encoder import FEATURE_TO_INPUT, INPUT_NAMES, AlbertEncoder
 
 SERVING_DIR = "serving"  # the frozen SavedModel inside an encoder export directory
-SERVING_OUTPUTS = ("sequence_output", "pooled_output")
+SERVING_OUTPUTS = ENCODER_OUTPUTS
 # A task export's TFLite file takes the original's input names (tflite.py) → ours, INPUT_NAMES.
 ORIGINAL_INPUT_NAMES = FEATURE_TO_INPUT
 
@@ -53,6 +56,32 @@ def encoder_outputs(out: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
     return {name: tf.cast(out[name], tf.float32) for name in SERVING_OUTPUTS}
 
 
+def _engine_layer_norm(self: Any, inputs: tf.Tensor) -> tf.Tensor:
+    """LayerNorm as (x − mean) / sqrt(var + ε) · γ + β over axes [-1], in float32: the same
+    numbers as Keras' x · inv + (β − mean · inv) within float round-off, in the one form
+    OpenVINO's MVN fusion recognises (25 MVN ops in ALBERT-base instead of 2 Reduce + 4
+    Eltwise each; benchmarks/openvino_fusions.py). A list of axes: a scalar axis makes that
+    fusion fail; divide by sqrt: a multiply by rsqrt is taken as RMSNorm instead."""
+    x = tf.cast(inputs, tf.float32)
+    mean = tf.reduce_mean(x, [-1], keepdims=True)
+    centered = x - mean
+    variance = tf.reduce_mean(tf.square(centered), [-1], keepdims=True)
+    out = centered / tf.sqrt(variance + self.epsilon) * self.gamma + self.beta
+    return tf.cast(out, self.compute_dtype)
+
+
+@contextlib.contextmanager
+def engine_layer_norm() -> Iterator[None]:
+    """While tracing a serving graph: every Keras LayerNormalization (ours are all over the
+    last axis, scale and center on) computes in `_engine_layer_norm`'s form."""
+    original = keras.layers.LayerNormalization.call
+    keras.layers.LayerNormalization.call = _engine_layer_norm
+    try:
+        yield
+    finally:
+        keras.layers.LayerNormalization.call = original
+
+
 def frozen_serving_function(encoder: AlbertEncoder, seq_length: int | None = None,
                             outputs_fn: OutputsFn = encoder_outputs
                             ) -> tf.types.experimental.GenericFunction:
@@ -68,7 +97,8 @@ def frozen_serving_function(encoder: AlbertEncoder, seq_length: int | None = Non
                   "input_type_ids": input_type_ids}
         return outputs_fn(encoder(inputs, training=False))
 
-    concrete = live.get_concrete_function()
+    with engine_layer_norm():  # traced here, once
+        concrete = live.get_concrete_function()
     constant = convert_variables_to_constants_v2(concrete)
 
     @tf.function(input_signature=[specs[name] for name in INPUT_NAMES])
@@ -99,8 +129,6 @@ def float32_copy(encoder: AlbertEncoder) -> AlbertEncoder:
     converters)."""
     if encoder.compute_dtype == "float32":
         return encoder
-    import keras  # noqa: PLC0415  (only needed here)
-
     previous = keras.config.dtype_policy()
     keras.config.set_dtype_policy("float32")
     try:
@@ -116,8 +144,10 @@ def config_asset_path(saved_model_dir: str) -> str:
     return os.path.join(os.fspath(saved_model_dir), "assets", CONFIG_ASSET)
 
 
-def describe(encoder: AlbertEncoder) -> dict[str, Any]:
-    """What a loader needs to know that is not in the graph: the compute dtype and the longest
-    input the position embeddings allow."""
-    return {"compute_dtype": str(encoder.compute_dtype),
-            "max_seq_length": int(encoder.config.max_position_embeddings)}
+def describe(encoder: AlbertEncoder) -> Manifest:
+    """What a loader needs to know that is not in the graph: the compute dtype, the longest
+    input the position embeddings allow and the id ranges the embeddings accept."""
+    config = encoder.config
+    return Manifest(compute_dtype=str(encoder.compute_dtype),
+                    max_seq_length=int(config.max_position_embeddings),
+                    vocab_size=int(config.vocab_size), type_vocab_size=int(config.type_vocab_size))

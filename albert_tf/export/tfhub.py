@@ -28,7 +28,8 @@ from albert_tf.export.choices import EXPORT_DTYPE_POLICIES, EXPORT_DTYPES
 from albert_tf.export.encoder_export import save_encoder_export
 from albert_tf.export.onnx_artifacts import write_onnx_artifacts
 from albert_tf.export.preprocessing import save_preprocessing_export
-from albert_tf.export.serving import load_serving
+from albert_tf.export.engines import ENGINES
+from albert_tf.export.serving import Artifact
 from albert_tf.export.serving_artifacts import write_serving_artifacts
 from albert_tf.flag_errors import checkpoint_errors
 from albert_tf.models import AlbertPretrainer
@@ -101,7 +102,9 @@ def _check_serving(path: str, pretrainer: AlbertPretrainer) -> float:
     """The frozen serving graph (`serving/`, run by TensorFlow) vs the Keras model, as
     `_check_encoder_export` measures it."""
     inputs = _check_inputs(pretrainer.config.vocab_size)
-    got = load_serving(path, backend="tensorflow")(inputs)
+    artifact = Artifact(path)
+    got = ENGINES["tensorflow"].load(artifact, artifact.saved_model, artifact.precision,
+                                     None)(inputs)
     relative = pretrainer.encoder.compute_dtype != "float32"
     return _max_difference(got, _outputs_of(pretrainer, inputs, False), relative)
 

@@ -33,7 +33,7 @@ class PreflightError(ValueError):
 
 def _hf_init_checkpoint(opts: Any) -> str | None:
     """--init_checkpoint when it is a Hugging Face directory (config and tokenizer source)."""
-    from albert_tf.checkpoints import is_hf_checkpoint  # pylint: disable=import-outside-toplevel
+    from albert_tf.checkpoints import is_hf_checkpoint
 
     path = getattr(opts, "init_checkpoint", None)
     return path if is_hf_checkpoint(path) else None
@@ -89,9 +89,9 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
         raise PreflightError(
             f"--{flag}={path} and --albert_hub_module_handle={opts.albert_hub_module_handle} "
             "both give the initial weights; pass one of them")
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
 
-    from albert_tf.checkpoints import checkpoint_kind, head_parts, warm_start  # pylint: disable=import-outside-toplevel
+    from albert_tf.checkpoints import checkpoint_kind, head_parts, warm_start
 
     if check is None:
         def check(model: Any, path: str) -> Any:

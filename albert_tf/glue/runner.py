@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import keras
 import tensorflow as tf
 from absl import logging
 

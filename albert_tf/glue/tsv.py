@@ -28,7 +28,7 @@ class TsvRow:
 def read_bytes(path: str) -> bytes:
     """A file's bytes; `gs://`-style paths go through tf.io.gfile as in the original."""
     if "://" in path:
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
 
         if not tf.io.gfile.exists(path):
             raise GlueDataError(f"{path}: file not found")

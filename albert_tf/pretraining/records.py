@@ -38,7 +38,7 @@ def pretraining_dataset_fn(input_patterns: str | Sequence[str], batch_size: int,
     max_eval_steps). `id_limits` (`albert_tf.data.value_checks.IdLimits`) checks every batch's
     ids against the model on the host.
     """
-    from albert_tf.data import pretraining_dataset  # pylint: disable=import-outside-toplevel
+    from albert_tf.data import pretraining_dataset
 
     def dataset_fn(input_context: tf.distribute.InputContext) -> tf.data.Dataset:
         dataset = pretraining_dataset(

@@ -72,7 +72,7 @@ class PretrainingRunOptions(LoopOptions):
     def check(self) -> "AlbertConfig":
         """The model config, after every check that needs no model: options, config, input
         records (ValueError subclasses or FileNotFoundError, one line each)."""
-        from albert_tf import AlbertConfig  # pylint: disable=import-outside-toplevel
+        from albert_tf import AlbertConfig
 
         if not (self.do_train or self.do_eval):
             raise ValueError("at least one of --do_train and --do_eval must be true")
@@ -102,7 +102,6 @@ class PretrainingRunOptions(LoopOptions):
     def check_input_files(self, config: "AlbertConfig") -> list[str]:
         """--input_file's files, each checked against the options and the config before
         anything is built (albert_tf.data.record_checks)."""
-        # pylint: disable=import-outside-toplevel
         from albert_tf.data import features as F
         from albert_tf.data.masking import SIDECAR_SUFFIX, read_sidecar
         from albert_tf.finetuning.preflight import config_source
@@ -140,7 +139,7 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
     config = opts.check()
     check_init_checkpoint(config, opts)  # before output_dir exists
     # The strategy, the model, the trainer and the input pipeline only now: nothing is
-    # written above. pylint: disable=import-outside-toplevel
+    # written above.
     import tensorflow as tf
 
     from albert_tf.data.record_checks import RecordMismatchError
@@ -203,7 +202,6 @@ def follow_training(trainer, opts: PretrainingRunOptions, eval_dataset_fn: Calla
     `num_train_steps`, its metrics appended to eval_results.txt, the best by
     masked_lm_accuracy copied to model.ckpt-best; progress in best_trial.txt, so a restart
     resumes. Returns the last evaluated checkpoint's results ({} if none was new)."""
-    # pylint: disable=import-outside-toplevel
     from albert_tf.pretraining.metrics import BEST_METRIC
     from albert_tf.training import checkpoint_eval
 
@@ -223,7 +221,6 @@ def follow_training(trainer, opts: PretrainingRunOptions, eval_dataset_fn: Calla
 def check_init_checkpoint(config: "AlbertConfig", opts: PretrainingRunOptions) -> None:
     """`finetuning.preflight.check_init_checkpoint` for run_pretraining: the pretrainer (MLM
     + SOP heads required, as its warm start) with `opts.init_from_group0`."""
-    # pylint: disable=import-outside-toplevel
     from albert_tf.checkpoints import warm_start
     from albert_tf.finetuning.preflight import check_init_checkpoint as check_fits
     from albert_tf.models import AlbertPretrainer

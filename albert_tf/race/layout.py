@@ -32,7 +32,7 @@ def _is_remote(path: str) -> bool:
 def is_dir(path: str) -> bool:
     """Whether `path` is a directory (local or tf.io.gfile)."""
     if _is_remote(path):
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
 
         return tf.io.gfile.isdir(path)
     return os.path.isdir(path)
@@ -40,7 +40,7 @@ def is_dir(path: str) -> bool:
 
 def _listdir(path: str) -> list[str]:
     if _is_remote(path):
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
 
         return [name.rstrip("/") for name in tf.io.gfile.listdir(path)]
     return os.listdir(path)
@@ -48,7 +48,7 @@ def _listdir(path: str) -> list[str]:
 
 def _read_bytes(path: str) -> bytes:
     if _is_remote(path):
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
 
         with tf.io.gfile.GFile(path, "rb") as f:
             return f.read()

@@ -24,7 +24,6 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.model_source import task_config, task_model_fn, task_tokenizer
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.run import (FineTuningError, FineTuningResult, FineTuningRun,
                                       FixedStepOptions, TrainingPlan)

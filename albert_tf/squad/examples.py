@@ -92,7 +92,7 @@ class SkipReport:
 
 def _read_text(path: str) -> str:
     if "://" in path:  # cloud paths go through gfile, as the original
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
+        import tensorflow as tf
 
         if not tf.io.gfile.exists(path):
             raise SquadDataError(f"{path}: file not found")

@@ -26,8 +26,6 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.model_source import task_config, task_model_fn, task_tokenizer
-from albert_tf.checkpoints.warm_starting import RestoreReport
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.bucketing import LengthBuckets
 from albert_tf.finetuning.run import (DatasetFn, ExportOptions, FineTuningError,

@@ -230,7 +230,7 @@ def _check_float(allowed: FloatRange, flag_values: flags.FlagValues, value: floa
 
 def strategy_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> "tf.distribute.Strategy":
     """The strategy the flags name; the TPU resolver is built from the TPU flags."""
-    from albert_tf.training.distribute import (  # noqa: PLC0415  (TensorFlow on demand)
+    from albert_tf.training.distribute import (  # TensorFlow on demand
         default_strategy_name, get_strategy, tpu_cluster_resolver)
 
     name = flag_values.distribution_strategy
@@ -248,8 +248,8 @@ def strategy_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> "tf.dist
 
 def setup_runtime(seed: int | None, deterministic: bool) -> None:
     """Seeds every RNG Keras/TF/NumPy/Python use and optionally enables op determinism."""
-    import keras  # noqa: PLC0415
-    import tensorflow as tf  # noqa: PLC0415
+    import keras
+    import tensorflow as tf
 
     if seed is not None:
         keras.utils.set_random_seed(seed)

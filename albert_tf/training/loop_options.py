@@ -26,7 +26,7 @@ class LoopOptions:
         """A `LoopConfig` of these flags plus the task's `run_settings` (output_dir, steps,
         batch size, checkpoint cadence)."""
         # The loop needs TensorFlow; these options are read by the scripts' --help without it.
-        from albert_tf.training.loop import LoopConfig  # pylint: disable=import-outside-toplevel,redefined-outer-name
+        from albert_tf.training.loop import LoopConfig
 
         return LoopConfig(
             log_steps=self.log_steps, gradient_accumulation_steps=self.gradient_accumulation_steps,

@@ -33,17 +33,17 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-import albert_tf.quiet_startup  # noqa: E402,F401  (before TensorFlow)
+import albert_tf.quiet_startup  # noqa: F401  (before TensorFlow)
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from albert_tf.atomic_files import atomic_file  # noqa: E402
-from albert_tf.data.documents import LineTokenizer  # noqa: E402
-from albert_tf.data.example_codec import decode_example  # noqa: E402
-from albert_tf.data.tfrecord_io import read_records  # noqa: E402
-from albert_tf.experiments.budget import BUDGETS  # noqa: E402
-from albert_tf.experiments.data import create_records  # noqa: E402
-from albert_tf.tokenization import FullTokenizer  # noqa: E402
+from albert_tf.atomic_files import atomic_file
+from albert_tf.data.documents import LineTokenizer
+from albert_tf.data.example_codec import decode_example
+from albert_tf.data.tfrecord_io import read_records
+from albert_tf.experiments.budget import BUDGETS
+from albert_tf.experiments.data import create_records
+from albert_tf.tokenization import FullTokenizer
 
 CLS, SEP = 2, 3
 TASKS = ("sop", "nsp")
@@ -166,7 +166,7 @@ def sentence_keys(text_path: str, tokenizer: FullTokenizer) -> set[str]:
 # ----- length-only classifier -----
 def length_only_accuracy(pairs, seed: int = 0) -> tuple[float, float]:
     """(held-out-half accuracy of a depth-6 tree on (len A, len B), majority share)."""
-    from sklearn.tree import DecisionTreeClassifier  # pylint: disable=import-outside-toplevel
+    from sklearn.tree import DecisionTreeClassifier
 
     x = np.array([[len(a), len(b)] for a, b, _ in pairs], np.float32)
     y = np.array([label for _, _, label in pairs])
@@ -180,7 +180,6 @@ def length_only_accuracy(pairs, seed: int = 0) -> tuple[float, float]:
 def head_scores(run_dir: str, budget, task: str,
                 record_sets: dict[str, str]) -> dict[str, dict[str, tuple]]:
     """{model: {set: (accuracy %, share answered 1 %, n)}} for the Table 5 models of `task`."""
-    # pylint: disable=import-outside-toplevel
     from albert_tf.config import AlbertConfig
     from albert_tf.experiments.evaluation import OutputReader, load_pretrainer
     from albert_tf.experiments.runs import fresh_session

@@ -157,7 +157,7 @@ def test_older_files_pytorch_bin_tied_copies_and_bfloat16(saved, tmp_path):
     transformers versions saved; a bfloat16 safetensors file."""
     from safetensors.torch import save_file
 
-    hf_model, directory = build("AlbertForPreTraining", hf_config(tiny_config())), None
+    hf_model = build("AlbertForPreTraining", hf_config(tiny_config()))
     state = hf_model.state_dict()  # has predictions.decoder.* (tied copies)
     state["albert.embeddings.position_ids"] = torch.arange(64)[None]
     old = tmp_path / "old"

@@ -72,7 +72,7 @@ def feeds(config, class_name):
         return ours, hf, None
     inputs = random_inputs(config, batch=3, seq=12, seed=1)
     if class_name not in ("AlbertForPreTraining", "AlbertForMaskedLM"):
-        positions = inputs.pop("masked_lm_positions")
+        inputs.pop("masked_lm_positions")
         return inputs, torch_feed(inputs), None
     return inputs, torch_feed(inputs), inputs["masked_lm_positions"]
 
@@ -82,7 +82,10 @@ def compare_outputs(class_name, ours_model, hf_model, inputs, hf_feed, positions
     with torch.no_grad():
         hf_out = hf_model(**hf_feed)
     out = ours_model(inputs)
-    gather = lambda logits: np.stack([logits[b].numpy()[positions[b]] for b in range(len(positions))])
+
+    def gather(logits):
+        return np.stack([logits[b].numpy()[positions[b]] for b in range(len(positions))])
+
     if class_name == "AlbertForPreTraining":
         with torch.no_grad():
             base = hf_model.albert(**hf_feed)

@@ -61,8 +61,8 @@ def test_pretraining_checkpoint_loads_into_an_encoder_and_skips_optimizer_slots(
     pretrainer, inputs = built(AlbertPretrainer, config)
     values = {n: v.numpy() for n, v in ck.variable_map(pretrainer).items()}
     slots = {f"{n}/adam_{s}": np.zeros_like(v) for n, v in values.items() for s in "mv"}
-    path = ck.write_name_based_checkpoint({**values, **slots, "global_step": np.int64(9)},
-                                          str(tmp_path / "model.ckpt-9"))
+    ck.write_name_based_checkpoint({**values, **slots, "global_step": np.int64(9)},
+                                   str(tmp_path / "model.ckpt-9"))
     encoder, _ = built(AlbertEncoder, config)
     report = ck.load_original_checkpoint(encoder, str(tmp_path))  # a directory works too
     assert report.path.endswith("model.ckpt-9")

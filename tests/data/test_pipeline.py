@@ -25,7 +25,7 @@ class Records:
 
 
 @pytest.fixture(scope="module")
-def records(text_assets, tmp_path_factory) -> Records:
+def records(text_assets, tmp_path_factory) -> Records:  # noqa: F811
     directory = tmp_path_factory.mktemp("records")
     corpus = directory / "corpus.txt"
     with open(text_assets.corpus, encoding="utf-8") as f:

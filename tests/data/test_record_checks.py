@@ -142,7 +142,7 @@ def test_resolve_files_names_the_pattern(tmp_path):
         resolve_files(str(tmp_path / "none-*.tfrecord"))
 
 
-def test_summaries_written_by_create_pretraining_data_are_understood(text_assets, tmp_path):
+def test_summaries_written_by_create_pretraining_data_are_understood(text_assets, tmp_path):  # noqa: F811
     """Real records and summary (generate = create_pretraining_data's library call)."""
     corpus = tmp_path / "corpus.txt"
     with open(text_assets.corpus, encoding="utf-8") as f:

@@ -11,18 +11,18 @@ the TFLite int8 file, it keeps a fine-tuned classifier's argmax on ≥ 99 % of a
 (tests/export/finetuned.py), its pooled-output difference printed.
 """
 
-import logging
 import os
 import sys
 
 import numpy as np
 import pytest
-from absl import logging as absl_logging
 
 from albert_tf.export import load_serving
 from albert_tf.export.onnx_artifacts import (ONNX_FILE, ONNX_INT8_FILE, OnnxExportError,
                                              write_onnx_artifacts)
 from albert_tf.export.onnx_graph import OnnxBuildError, build_onnx_encoder
+from albert_tf import hardware
+from albert_tf.export import engines
 from albert_tf.export.serving import Artifact, ServingLoadError, auto_backend
 from albert_tf.models.encoder import AlbertEncoder
 from tests.conftest import random_inputs, tiny_config
@@ -101,28 +101,29 @@ def test_dynamic_int8_onnx_keeps_a_fine_tuned_classifiers_argmax(tmp_path, capsy
     assert 0 < difference < 0.1 * scale  # quantized, not broken
 
 
-def test_auto_picks_onnxruntime_for_onnx_files_and_int8_and_says_so(exported, caplog):
+def test_auto_picks_onnxruntime_for_onnx_files_and_int8_and_says_so(exported, capfd,
+                                                                    monkeypatch):
     path, _ = exported
-    verbosity = absl_logging.get_verbosity()
-    absl_logging.set_verbosity(absl_logging.INFO)
-    try:
-        with caplog.at_level(logging.INFO):
-            model = load_serving(path, precision="int8")
-    finally:
-        absl_logging.set_verbosity(verbosity)
+    monkeypatch.setattr(hardware, "cpu_profile", lambda *a, **k: hardware.PROFILE_AVX2)
+    capfd.readouterr()
+    model = load_serving(path, precision="int8", batch_size=8)
     assert model.backend == "onnxruntime"
-    lines = [r.getMessage() for r in caplog.records if "load_serving" in r.getMessage()]
+    lines = capfd.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and ONNX_INT8_FILE in lines[0] and "auto" in lines[0], lines
     assert load_serving(os.path.join(path, "onnx", ONNX_FILE)).backend == "onnxruntime"
-    assert load_serving(path).backend == "tensorflow"  # float32 export: unchanged
+    assert load_serving(path, batch_size=1).backend == "tensorflow"  # float32 export
     # Without onnxruntime, OpenVINO reads the ONNX file; with neither, one clear line.
     onnx_file = Artifact(os.path.join(path, "onnx", ONNX_FILE))
-    assert auto_backend(onnx_file, have=lambda name: name == "openvino") == "openvino"
-    with pytest.raises(ServingLoadError, match="needs onnxruntime or openvino"):
-        auto_backend(onnx_file, have=lambda name: False)
-    with pytest.raises(ServingLoadError, match="an ONNX file needs onnxruntime "):
-        auto_backend(Artifact(path), have=lambda name: name == "openvino", precision="int8")
-    with pytest.raises(ServingLoadError, match="runs on onnxruntime only, not 'tensorflow'"):
+    monkeypatch.setattr(engines, "installed", lambda name: name == "openvino")
+    assert auto_backend(onnx_file)[0] == "openvino"
+    monkeypatch.setattr(engines, "installed", lambda name: False)
+    with pytest.raises(ServingLoadError, match="needs the onnxruntime package"):
+        auto_backend(onnx_file)
+    with pytest.raises(ServingLoadError, match="no engine can run it at int8 here; .*needs the "
+                                               "onnxruntime package"):
+        auto_backend(Artifact(path), precision="int8")
+    with pytest.raises(ServingLoadError, match="'tensorflow' runs fp32, bf16, not 'int8'; int8 "
+                                               "runs on tflite, onnxruntime"):
         load_serving(path, backend="tensorflow", precision="int8")
 
 

@@ -164,7 +164,7 @@ def test_iterator_checkpoint_resumes_the_bucketed_stream_exactly(tmp_path):
 
 
 def _run(bucket_by_length, tpu: bool):
-    import albert_tf.finetuning.run as run_module  # noqa: PLC0415
+    import albert_tf.finetuning.run as run_module
 
     fake = types.SimpleNamespace(opts=types.SimpleNamespace(bucket_by_length=bucket_by_length),
                                  strategy=tf.distribute.get_strategy())

@@ -23,7 +23,6 @@ from tests.conftest import tiny_config
 from tests.glue.conftest import FIXTURES as GLUE_DIR
 from tests.race.conftest import fixture_dir as race_dir
 from tests.squad.conftest import fixture_path as squad_fixture
-from tests.text_assets import text_assets  # noqa: F401  (session fixture)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

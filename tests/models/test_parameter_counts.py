@@ -16,7 +16,7 @@ def cheap_initializers(monkeypatch):
         monkeypatch.setattr(module, "truncated_normal", lambda stddev=0.02: keras.initializers.Zeros())
 
 
-def independent_count(V=30000, E=128, H=768, L=12, I=3072, G=1, K=1, mode="all", P=512, T=2):
+def independent_count(V=30000, E=128, H=768, L=12, I=3072, G=1, K=1, mode="all", P=512, T=2):  # noqa: E741  (the paper's names)
     """Encoder + pooler parameters, written from the architecture (faithfulness §2, §3.1)."""
     embeddings = (V + P + T) * E + 2 * E
     projection = E * H + H if E != H else 0

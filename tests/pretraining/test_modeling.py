@@ -8,7 +8,6 @@ import tensorflow as tf
 
 from albert_tf.pretraining.modeling import (METRIC_NAMES, PretrainingObjective, masked_lm_loss,
                                              sentence_order_loss)
-from tests.training.synthetic import make_examples
 
 
 def np_log_softmax(x):

@@ -4,7 +4,6 @@ before anything is built; --sentence_prediction=none trains the masked LM alone.
 
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np

@@ -90,7 +90,7 @@ def assert_matches_reference(name: str, output_dir: str) -> None:
     """The run in output_dir left what the recorded run `name` ("v1", "v2") left: the same
     predictions.json, the same scores, null odds and n-best heads within TOLERANCE (an
     n-best head whose recorded lead is below TOLERANCE may swap with its runner-up)."""
-    import pytest  # noqa: PLC0415
+    import pytest
 
     with open(REFERENCE_FILE, encoding="utf-8") as f:
         expected = json.load(f)[name]
@@ -116,8 +116,8 @@ def assert_matches_reference(name: str, output_dir: str) -> None:
 
 def record(spm_model: str) -> dict:
     """Runs v1 and v2 in fresh temporary directories; {"v1": snapshot, "v2": snapshot}."""
-    from albert_tf.squad.runner import SquadRunOptions, run  # noqa: PLC0415
-    from albert_tf.tokenization import FullTokenizer  # noqa: PLC0415
+    from albert_tf.squad.runner import SquadRunOptions, run
+    from albert_tf.tokenization import FullTokenizer
 
     outputs = {}
     for name, v2 in (("v1", False), ("v2", True)):
@@ -134,7 +134,7 @@ def record(spm_model: str) -> dict:
 
 def main(argv: list[str]) -> None:
     """`python -m tests.squad.reference [SPM_MODEL]`: re-records REFERENCE_FILE."""
-    from albert_tf.corpus import tiny_assets  # noqa: PLC0415
+    from albert_tf.corpus import tiny_assets
 
     spm_model = argv[1] if len(argv) > 1 else tiny_assets(tempfile.mkdtemp(), 1000)[1]
     outputs = record(spm_model)

@@ -24,8 +24,10 @@ def make_examples(num_examples: int, vocab_size: int = 100, seq_len: int = 16,
     half = seq_len // 2
     low = np.arange(5, vocab_size // 2)
     high = np.arange(vocab_size // 2, vocab_size)
-    p_low = 1.0 / np.arange(1, len(low) + 1); p_low /= p_low.sum()
-    p_high = 1.0 / np.arange(1, len(high) + 1); p_high /= p_high.sum()
+    p_low = 1.0 / np.arange(1, len(low) + 1)
+    p_low /= p_low.sum()
+    p_high = 1.0 / np.arange(1, len(high) + 1)
+    p_high /= p_high.sum()
     ids = np.zeros((num_examples, seq_len), np.int32)
     segments = np.zeros((num_examples, seq_len), np.int32)
     mask = np.ones((num_examples, seq_len), np.int32)

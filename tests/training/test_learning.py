@@ -83,7 +83,7 @@ def test_300_steps_learn_mlm_and_sop(tmp_path, records):
 
     cut = 1.0 - log.values[-1] / start
     assert cut >= 0.30, (start, log.values)
-    labels = np.concatenate([l["next_sentence_labels"].numpy().ravel() for _, l in
+    labels = np.concatenate([batch["next_sentence_labels"].numpy().ravel() for _, batch in
                              held_out_fn(_single_context()).take(10)])
     majority = max(labels.mean(), 1.0 - labels.mean())
     print(f"MLM loss {start:.3f} -> {log.values[-1]:.3f} (cut {cut:.1%}); held-out SOP accuracy "
@@ -94,6 +94,6 @@ def test_300_steps_learn_mlm_and_sop(tmp_path, records):
 
 
 def _single_context():
-    import tensorflow as tf  # noqa: PLC0415
+    import tensorflow as tf
 
     return tf.distribute.InputContext()

@@ -16,7 +16,7 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from albert_tf.training import loop  # noqa: E402
+from albert_tf.training import loop
 
 PAUSE_AT = int(os.environ["TEST_PAUSE_AT_STEP"])
 

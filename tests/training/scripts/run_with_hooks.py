@@ -16,10 +16,10 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from absl import app, flags  # noqa: E402
+from absl import app, flags
 
-import run_pretraining  # noqa: E402  (defines the flags)
-from albert_tf.training.loop import Callback  # noqa: E402
+import run_pretraining
+from albert_tf.training.loop import Callback
 
 flags.DEFINE_integer("test_pause_at_checkpoint", None, "Sleep after writing this checkpoint.")
 flags.DEFINE_string("test_dump_weights", None, "Write the final weights here (.npz).")
@@ -32,7 +32,7 @@ class Hooks(Callback):
             print(f"PAUSED AT CHECKPOINT {step}", flush=True)
             time.sleep(600)
         if FLAGS.test_dump_weights and step == FLAGS.num_train_steps:
-            import numpy as np  # noqa: PLC0415
+            import numpy as np
 
             weights = {v.path: v.numpy() for v in self.trainer.model.weights}
             np.savez(FLAGS.test_dump_weights, **weights)

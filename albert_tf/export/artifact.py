@@ -1,0 +1,137 @@
+"""What a serving path holds: `Artifact` finds each engine's file, the dtype and the input
+limits (from serving.json, a SavedModel's config asset, or the file itself); the precisions and
+the one-line error the loader shares with the engines."""
+
+from __future__ import annotations
+
+import os
+
+from albert_tf.export.manifest import ENCODER_OUTPUTS, Manifest, ManifestError, read_manifest
+
+# The precisions `load_serving` knows, and the spellings it also accepts for them.
+PRECISIONS = ("fp32", "bf16", "int8", "fp16")
+PRECISION_ALIASES = {"f32": "fp32", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+# A TFLite file's quantization → the precision it runs (float16: fp16 weights, fp32 compute).
+TFLITE_PRECISION = {"none": "fp32", "dynamic_int8": "int8", "float16": "fp16"}
+
+
+class ServingLoadError(ValueError):
+    """The path is not a serving artifact, or the engine asked for cannot run it (one line)."""
+
+
+SERVING_DIR = "serving"
+EXPECTED = ("an encoder or task export directory (serving/, serving.json), a SavedModel "
+            "directory (saved_model.pb), a .tflite file, an OpenVINO .xml with its .bin or an "
+            ".onnx file")
+
+
+class Artifact:
+    """What `path` holds: the files each engine would read, the dtype and input limits."""
+
+    def __init__(self, path: str, cpu_flags: frozenset[str] | None = None):
+        self.path = os.fspath(path)
+        self.cpu_flags = cpu_flags  # None: this machine's (tests pass a mocked CPU)
+        self.saved_model: str | None = None
+        self.tflite: str | None = None
+        self.tflite_seq_length: int | None = None
+        self.tflite_quantization: str | None = None
+        self.openvino: str | None = None
+        self.onnx: str | None = None
+        self.onnx_int8: str | None = None
+        self.onnx_int8_vnni: str | None = None
+        self.compute_dtype = "float32"
+        self.max_seq_length: int | None = None
+        self.vocab_size: int | None = None
+        self.type_vocab_size: int | None = None
+        self.outputs: tuple[str, ...] = ENCODER_OUTPUTS
+        self.has_manifest = False
+        self._resolve()
+
+    @property
+    def precision(self) -> str:
+        """The precision of the export's serving graph (its --dtype)."""
+        return "bf16" if self.compute_dtype == "bfloat16" else "fp32"
+
+    def _resolve(self) -> None:
+        path = self.path
+        try:
+            if os.path.isdir(path):
+                manifest = read_manifest(path)
+                if manifest is not None:
+                    self._from_manifest(path, manifest)
+                elif os.path.isfile(os.path.join(path, "saved_model.pb")):
+                    self.saved_model = path
+                    self._read_config(path)
+                if self.saved_model is None and self.onnx is None:
+                    raise ServingLoadError(f"{path}: not a serving artifact; expected {EXPECTED}")
+                return
+            if os.path.isfile(path):  # a file inside an export: the limits of its manifest
+                manifest = read_manifest(os.path.dirname(os.path.abspath(path)))
+                if manifest is not None:
+                    self._limits(manifest)
+        except ManifestError as error:
+            raise ServingLoadError(str(error)) from None
+        if os.path.isfile(path) and path.endswith(".tflite"):
+            self.tflite = path
+        elif os.path.isfile(path) and path.endswith(".xml"):
+            if not os.path.isfile(path[:-4] + ".bin"):
+                raise ServingLoadError(f"{path}: the OpenVINO IR's weights {path[:-4]}.bin are "
+                                       "missing")
+            self.openvino = path
+        elif os.path.isfile(path) and path.endswith(".onnx"):
+            self.onnx = path
+        else:
+            what = "does not exist" if not os.path.exists(path) else "is not a serving artifact"
+            raise ServingLoadError(f"{path}: {what}; expected {EXPECTED}")
+
+    def _limits(self, manifest: Manifest) -> None:
+        self.max_seq_length = manifest.max_seq_length
+        self.vocab_size = manifest.vocab_size
+        self.type_vocab_size = manifest.type_vocab_size
+        self.outputs = manifest.outputs
+
+    def _from_manifest(self, path: str, manifest: Manifest) -> None:
+        self._limits(manifest)
+        self.compute_dtype = manifest.compute_dtype
+        self.has_manifest = True
+        if manifest.saved_model or not manifest.onnx:  # a directory of ONNX files only
+            self.saved_model = os.path.join(path, manifest.saved_model or SERVING_DIR)
+        if manifest.tflite:
+            self.tflite = os.path.join(path, manifest.tflite["file"])
+            self.tflite_seq_length = int(manifest.tflite["seq_length"])
+            self.tflite_quantization = manifest.tflite.get("quantization")
+        if manifest.openvino:
+            self.openvino = os.path.join(path, manifest.openvino["file"])
+        if manifest.onnx:
+            self.onnx = os.path.join(path, manifest.onnx["file"])
+            for key, attribute in (("int8_file", "onnx_int8"),
+                                   ("int8_vnni_file", "onnx_int8_vnni")):
+                if manifest.onnx.get(key):
+                    setattr(self, attribute, os.path.join(path, manifest.onnx[key]))
+        for name in ("saved_model", "tflite", "openvino", "onnx", "onnx_int8", "onnx_int8_vnni"):
+            target = getattr(self, name)
+            if target is not None and not os.path.exists(target):
+                raise ServingLoadError(f"{path}: serving.json lists {target}, which is missing")
+
+    def _read_config(self, saved_model: str) -> None:
+        from albert_tf.config import AlbertConfig
+        from albert_tf.export.serving_graph import config_asset_path
+
+        config_file = config_asset_path(saved_model)
+        if os.path.isfile(config_file):
+            config = AlbertConfig.from_json_file(config_file)
+            self.max_seq_length = config.max_position_embeddings
+            self.vocab_size, self.type_vocab_size = config.vocab_size, config.type_vocab_size
+
+    def default_precision(self) -> str:
+        """What precision=None means: the serving graph's dtype, else the file's own."""
+        if self.saved_model:
+            return self.precision
+        if self.openvino or self.onnx:
+            return "fp32"
+        return TFLITE_PRECISION.get(self.tflite_quantization or "none", "fp32")
+
+    def tflite_covers_every_length(self) -> bool:
+        """Whether the TFLite file's fixed length takes every input the export accepts."""
+        return (self.max_seq_length is None or self.tflite_seq_length is None
+                or self.tflite_seq_length >= self.max_seq_length)

@@ -1,0 +1,72 @@
+"""AUTO_RULE: the engine `load_serving(backend="auto")` picks, by CPU profile, precision and batch.
+
+Each cell lists engines fastest first, as measured by benchmarks/serving_speed.py (ALBERT-base,
+seq 128, 2 threads; benchmarks/RESULTS.md, "Serving engine per CPU profile" has the figures
+and the CPUs). The loader takes the first engine whose package is installed and whose artifact
+the export holds at that precision and can run every input the export accepts (a TFLite file
+has a fixed length: it is picked only where that length covers the export's maximum). So
+`auto` never picks a combination that can fail; where no engine qualifies, the refusal names
+the export flag that adds one.
+
+Profiles (albert_tf.hardware.cpu_profile):
+* x86-avx2 — measured on an AMD EPYC (Zen 3, AVX2, no VNNI, no bf16): TensorFlow's frozen
+  graph first for fp32 at batch 1, TFLite's XNNPACK at batch 8; bf16 is emulated there
+  (TensorFlow keeps the bf16 numbers; OpenVINO would run f32); int8: TFLite at batch 1, our
+  7-bit ONNX file on ONNX Runtime at batch 8.
+* x86-avx512-bf16 — measured on an Intel Xeon with AVX-512, AMX-BF16/INT8 and VNNI (issue 27's
+  figures): OpenVINO first for fp32 (15.2 seq/s vs ONNX Runtime 13.9, TensorFlow 13.3 at batch
+  8) and bf16 (58.1 vs TensorFlow 26.7); int8: TFLite (56.2) before ONNX Runtime (43.6).
+* x86-avx512 (no bf16 units) — not measured on such a CPU: fp32 and int8 as the AVX-512 Xeon
+  (the same AVX-512/VNNI kernel families in each engine), bf16 as AVX2 (emulated).
+* arm64 — not measured (no Arm machine here): TensorFlow (oneDNN + ACL) for fp32/bf16, TFLite's
+  XNNPACK for int8, its home ground.
+"""
+
+from __future__ import annotations
+
+from albert_tf import hardware
+
+BATCH_CLASSES = (1, 8)  # the measured batch sizes; a call's batch picks the nearer one
+
+AUTO_RULE: dict[str, dict[str, dict[int, tuple[str, ...]]]] = {
+    hardware.PROFILE_AVX2: {
+        "fp32": {1: ("tensorflow", "tflite", "onnxruntime", "openvino"),
+                 8: ("tflite", "tensorflow", "onnxruntime", "openvino")},
+        "bf16": {1: ("tensorflow", "openvino"), 8: ("tensorflow", "openvino")},
+        "int8": {1: ("tflite", "onnxruntime"), 8: ("onnxruntime", "tflite")},
+        "fp16": {1: ("tflite",), 8: ("tflite",)},
+    },
+    hardware.PROFILE_AVX512: {
+        "fp32": {1: ("openvino", "onnxruntime", "tensorflow", "tflite"),
+                 8: ("openvino", "onnxruntime", "tensorflow", "tflite")},
+        "bf16": {1: ("tensorflow", "openvino"), 8: ("tensorflow", "openvino")},
+        "int8": {1: ("tflite", "onnxruntime"), 8: ("tflite", "onnxruntime")},
+        "fp16": {1: ("tflite",), 8: ("tflite",)},
+    },
+    hardware.PROFILE_AMX: {
+        "fp32": {1: ("openvino", "onnxruntime", "tensorflow", "tflite"),
+                 8: ("openvino", "onnxruntime", "tensorflow", "tflite")},
+        "bf16": {1: ("openvino", "tensorflow"), 8: ("openvino", "tensorflow")},
+        "int8": {1: ("tflite", "onnxruntime"), 8: ("tflite", "onnxruntime")},
+        "fp16": {1: ("tflite",), 8: ("tflite",)},
+    },
+    hardware.PROFILE_ARM: {
+        "fp32": {1: ("tensorflow", "onnxruntime", "openvino", "tflite"),
+                 8: ("tensorflow", "onnxruntime", "openvino", "tflite")},
+        "bf16": {1: ("tensorflow", "openvino"), 8: ("tensorflow", "openvino")},
+        "int8": {1: ("tflite", "onnxruntime"), 8: ("tflite", "onnxruntime")},
+        "fp16": {1: ("tflite",), 8: ("tflite",)},
+    },
+}
+
+
+def batch_class(batch_size: int | None) -> int:
+    """The measured batch size nearest `batch_size` (None: a server's batches, 8)."""
+    if batch_size is None:
+        return BATCH_CLASSES[-1]
+    return min(BATCH_CLASSES, key=lambda measured: (abs(measured - batch_size), measured))
+
+
+def preferences(profile: str, precision: str, batch_size: int | None = None) -> tuple[str, ...]:
+    """The engines AUTO_RULE lists for this CPU profile, precision and batch, fastest first."""
+    return AUTO_RULE[profile][precision][batch_class(batch_size)]
