@@ -29,6 +29,10 @@ BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16", "bf16")
 # into saturating int16 (vpmaddubsw), which full-range int8 weights overflow.
 INT8_DOT_CPU_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8", "asimddp", "i8mm")
 
+# Flags under which TensorFlow hands bfloat16 ops to oneDNN (its util.cc,
+# IsDataTypeSupportedByOneDNNOnThisCPU: AVX512F or AVX_NE_CONVERT); elsewhere they stay Eigen ops.
+ONEDNN_BF16_CPU_FLAGS = ("avx512f", "avx_ne_convert")
+
 # The CPU profiles serving's engine table is keyed by (export/auto_rule.py), most capable first.
 PROFILE_AMX = "x86-avx512-bf16"       # AVX-512 with AVX512-BF16 or AMX-BF16 (Sapphire Rapids+)
 PROFILE_AVX512 = "x86-avx512"         # AVX-512 without bf16 units (Skylake-SP .. Ice Lake)
@@ -90,6 +94,12 @@ def has_int8_dot(flags: frozenset[str] | None = None) -> bool:
     full-range int8 weights need to be exact."""
     flags = cpu_flags() if flags is None else flags
     return any(flag in flags for flag in INT8_DOT_CPU_FLAGS)
+
+
+def onednn_runs_bf16(flags: frozenset[str] | None = None) -> bool:
+    """Whether TensorFlow gives bfloat16 ops to oneDNN on this CPU (with oneDNN on)."""
+    flags = cpu_flags() if flags is None else flags
+    return any(flag in flags for flag in ONEDNN_BF16_CPU_FLAGS)
 
 
 def cpu_profile(flags: frozenset[str] | None = None, machine: str | None = None) -> str:
