@@ -19,6 +19,11 @@ publishing, becomes `DiskFullError` naming the target and what it is (`what=`, e
 (`albert_tf.cli.disk_full_exits` prints it as one line, exit status 1). Errors of TensorFlow
 or safetensors writing into an `atomic_directory` count too when their message says so.
 
+Log lines name final paths: while an `atomic_directory` is open, a line that absl's or
+TensorFlow's logger writes naming its staging directory names the target instead (a file
+written at `<staging>/x` is published as `<target>/x`), so a user never reads a hidden
+`.name.<hex>.tmp` path (`StagedPaths`).
+
 Remote paths (`scheme://…`, e.g. gs://) go through `tf.io.gfile` — TensorFlow is imported
 only then, so this module stays the bottom floor every other one may import. Same protocol;
 object stores have no modes and rename by copying, so there only "complete or absent" holds.
@@ -35,14 +40,17 @@ from __future__ import annotations
 import abc
 
 import errno
+import logging
 import os
 import posixpath
 import secrets
 import shutil
+import threading
 from typing import IO, Any
 
 __all__ = ["DISK_FULL_ERRNOS", "EXISTING_POLICIES", "AtomicDirectory", "AtomicFile",
-           "DiskFullError", "atomic_directory", "atomic_file", "is_disk_full", "is_remote"]
+           "DiskFullError", "StagedPaths", "atomic_directory", "atomic_file", "is_disk_full",
+           "is_remote"]
 
 REPLACE, REFUSE, MERGE = "replace", "refuse", "merge"
 EXISTING_POLICIES = (REPLACE, REFUSE, MERGE)
@@ -177,6 +185,54 @@ def _replace_local(source: str, target: str) -> None:
         os.rename(aside, target)
         raise
     _remove_local(aside)
+
+
+class StagedPaths(logging.Filter):
+    """Rewrites each open staging directory to its target in the log records it sees.
+
+    Installed (once, by the first `AtomicDirectory`) on the loggers of our lines and of
+    TensorFlow's Python lines ("absl", "tensorflow"). Writers inside a staging directory
+    log where they write; the user should read where the output will be. Nested stagings
+    (a writer that stages inside another's staging directory) are undone innermost first.
+    """
+
+    LOGGERS = ("absl", "tensorflow")
+
+    def __init__(self):
+        super().__init__()
+        self.open: tuple[tuple[str, str], ...] = ()  # (staging, target), outermost first
+        self._lock = threading.Lock()
+        self._installed = False
+
+    def add(self, staging: str, target: str) -> None:
+        with self._lock:
+            if not self._installed:
+                for name in self.LOGGERS:
+                    logging.getLogger(name).addFilter(self)
+                self._installed = True
+            self.open += ((staging, target),)
+
+    def remove(self, staging: str) -> None:
+        with self._lock:
+            self.open = tuple(pair for pair in self.open if pair[0] != staging)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        pairs = self.open  # a tuple, replaced whole: safe to read from any thread
+        if not pairs:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: the handler reports it, as without us
+            return True
+        renamed = message
+        for staging, target in reversed(pairs):
+            renamed = renamed.replace(staging, target)
+        if renamed != message:
+            record.msg, record.args = renamed, None
+        return True
+
+
+_STAGED_PATHS = StagedPaths()
 
 
 class _PublishedOnSuccess(abc.ABC):
@@ -375,6 +431,7 @@ class AtomicDirectory(_PublishedOnSuccess):
             parent = self.target if existing == MERGE else posixpath.dirname(self.target)
             self.path = _temporary_name(parent, posixpath.basename(self.target), posixpath.join)
             gfile.makedirs(self.path)
+            _STAGED_PATHS.add(self.path, self.target)
             return
         self.target = os.path.abspath(os.fspath(path))
         if existing == REFUSE and os.path.lexists(self.target):
@@ -390,6 +447,7 @@ class AtomicDirectory(_PublishedOnSuccess):
                 break
             except FileExistsError:
                 continue
+        _STAGED_PATHS.add(self.path, self.target)
 
     def commit(self) -> str:
         """fsyncs the staging tree and publishes it; returns the target. On any failure the
@@ -404,6 +462,7 @@ class AtomicDirectory(_PublishedOnSuccess):
         except BaseException as e:
             self._discard_and_raise(e)
         self._done = True
+        _STAGED_PATHS.remove(self.path)
         return self.target
 
     def failure(self, error: BaseException) -> BaseException:
@@ -452,6 +511,7 @@ class AtomicDirectory(_PublishedOnSuccess):
         if self._done:
             return
         self._done = True
+        _STAGED_PATHS.remove(self.path)
         try:
             if self._remote:
                 gfile = _gfile()

@@ -8,8 +8,12 @@ Formats: `original` (the original release's TF1 names, as the released tarballs)
 (a Hugging Face directory: config.json + model.safetensors, loadable with
 `transformers.<AlbertFor…>.from_pretrained`), `keras` (our TF2 checkpoint, what every
 `--init_checkpoint` reads). The input may be any of them; its heads (pretraining, masked LM,
-classifier, multiple choice, SQuAD) are detected from its names and kept. A mismatch or an
-unreadable input is one line on stderr and exit status 1; nothing is written then.
+classifier, multiple choice, SQuAD) are detected from its names and kept. The SentencePiece
+model (`--spm_model_file`, else `30k-clean.model` or `spiece.model` beside the input) goes
+along to every format; for `hf` with the tokenizer.json and tokenizer_config.json that make
+`transformers.pipeline` tokenize as our scripts (one line says when there is none). A
+mismatch or an unreadable input is one line on stderr and exit status 1; nothing is written
+then.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from albert_tf.flag_errors import checkpoint_error
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "Checkpoint to read: original TF1 prefix or directory, one "
-                    "of ours, or a Hugging Face model directory.")
+                    "of ours, a Hugging Face model directory or a TF1 Hub module directory.")
 flags.DEFINE_string("output", None, "Directory to write.")
 flags.DEFINE_enum("to", None, ["original", "hf", "ours", "keras"],
                  "Output format (\"keras\": the older name of \"ours\").")
@@ -35,7 +39,13 @@ flags.DEFINE_enum("head", None, ["encoder", "pretraining", "masked_lm", "classif
                   "The model to convert (default: detected from the input's names; a [1, H] "
                   "classifier reads as classification, i.e. regression).")
 flags.DEFINE_string("spm_model_file", None,
-                    "SentencePiece model to copy along (default: an HF input's spiece.model).")
+                    "SentencePiece model to carry along (default: 30k-clean.model or "
+                    "spiece.model beside the input).")
+flags.DEFINE_bool("do_lower_case", True,
+                  "Whether the HF tokenizer lower-cases, as the fine-tuning run's flag.")
+flags.DEFINE_string("task_name", None,
+                    "GLUE task of a classifier: its labels become the HF config's id2label "
+                    "(default: an HF input's, else LABEL_0, LABEL_1, ...).")
 flags.mark_flags_as_required(["input", "output", "to"])
 
 
@@ -43,15 +53,21 @@ def run() -> None:
     """The flags → `checkpoints.conversion.convert_checkpoint` (TensorFlow only now)."""
     from albert_tf.checkpoints import CheckpointMismatchError
     from albert_tf.checkpoints.conversion import convert_checkpoint
+    from albert_tf.glue.examples import get_task
 
+    labels = get_task(FLAGS.task_name).labels if FLAGS.task_name else None
     try:
         result = convert_checkpoint(FLAGS.input, FLAGS.output, FLAGS.to,
-                                    FLAGS.albert_config_file, FLAGS.head, FLAGS.spm_model_file)
+                                    FLAGS.albert_config_file, FLAGS.head, FLAGS.spm_model_file,
+                                    label_names=list(labels) if labels else None,
+                                    do_lower_case=FLAGS.do_lower_case)
     except (CheckpointMismatchError, FileNotFoundError) as e:  # the input's fault: name the flag
         raise checkpoint_error("input", FLAGS.input, e) from None
     print(f"{result.source_kind} ({result.head}) → {result.target}: {result.output}")
     print(result.report.summary())
     print(f"wrote {result.written} tensors")
+    if result.spm_model:  # none: the conversion's warning says so
+        print(f"tokenizer: {result.spm_model}")
 
 
 def console_main() -> None:

@@ -6,9 +6,10 @@ r"""The original's export_checkpoints: a model-only copy of a checkpoint (faithf
 Reads `albert_config.json` and the checkpoint `--checkpoint_name` of `--albert_directory`
 (the released tarballs' layout), restores the encoder with the MLM and SOP heads by their
 TF1 names (optimizer slots are skipped), and writes them with a fresh `global_step` of 0
-to the prefix `--export_path`, as the original does. `--do_lower_case` is accepted, unused
-there and here. A mismatch is one line on stderr and exit status 1; nothing is written.
-For other formats and heads use `python -m albert_tf.convert`.
+to the prefix `--export_path`, as the original does. `--albert_directory` may also be one of
+the original's TF1 Hub modules, unpacked (its config asset and variables are read).
+`--do_lower_case` is accepted, unused there and here. A mismatch is one line on stderr and
+exit status 1; nothing is written. For other formats and heads use `python -m albert_tf.convert`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from albert_tf import cli
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_directory", None,
-                    "Directory with albert_config.json and the checkpoint (a released tarball).")
+                    "Directory with albert_config.json and the checkpoint (a released tarball), "
+                    "or a TF1 Hub module directory.")
 flags.DEFINE_string("checkpoint_name", "model.ckpt-best",
                     "Checkpoint prefix in --albert_directory.")
 flags.DEFINE_bool("do_lower_case", True, "Accepted for the original's command lines; unused.")
@@ -30,12 +32,11 @@ flags.mark_flags_as_required(["albert_directory", "export_path"])
 
 
 def run() -> None:
-    """The flags → `checkpoints.conversion.export_model_checkpoint` (TensorFlow only now)."""
+    """The flags → `checkpoints.conversion.export_model_checkpoint` (TensorFlow only now),
+    which logs what it read and wrote, once."""
     from albert_tf.checkpoints.conversion import export_model_checkpoint
 
-    path = export_model_checkpoint(FLAGS.albert_directory, FLAGS.checkpoint_name,
-                                   FLAGS.export_path)
-    print(f"wrote {path}")
+    export_model_checkpoint(FLAGS.albert_directory, FLAGS.checkpoint_name, FLAGS.export_path)
 
 
 def console_main() -> None:

@@ -9,11 +9,13 @@
 the MLM logits in float32, variables float32; int32 inputs, float32 outputs as always): faster
 serving on CPUs with bf16 units, slower without them (benchmarks/RESULTS.md).
 
-`--checkpoint` is an original TF1 checkpoint, one of ours or a Hugging Face directory (whose
-config.json and spiece.model then stand in for --albert_config_file / --spm_model_file). The
-original's command line works too (faithfulness §11.1): `--albert_directory` holding
-`albert_config.json`, the checkpoint `--checkpoint_name` and `30k-clean.model`, as the
-released tarballs; the export then carries the MLM head, as the original's module does
+`--checkpoint` is an original TF1 checkpoint, one of ours, a Hugging Face directory (whose
+config.json and spiece.model then stand in for --albert_config_file / --spm_model_file) or one
+of the original's TF1 Hub modules, unpacked (its albert_config.json and SentencePiece assets
+likewise; a --albert_config_file given too must agree). The original's command line works
+too (faithfulness §11.1): `--albert_directory` holding `albert_config.json`, the checkpoint
+`--checkpoint_name` and `30k-clean.model`, as the released tarballs (or a TF1 Hub module); the
+export then carries the MLM head, as the original's module does
 (`--nowith_mlm` to leave it out); `--use_einsum` is accepted with no effect. Each export is
 written under a temporary name, reloaded and checked against the Keras model, and only then
 renamed into place; a failed export leaves nothing behind.
@@ -46,7 +48,7 @@ from albert_tf.training import flags as training_flags
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_config_file", None, "The model's albert_config.json.")
 flags.DEFINE_string("checkpoint", None, "Original TF1 checkpoint or one of ours (prefix or "
-                    "directory), or a Hugging Face model directory.")
+                    "directory), a Hugging Face model directory or a TF1 Hub module directory.")
 flags.DEFINE_string("spm_model_file", None, "SentencePiece model; copied into the exports' assets.")
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (encoder export only).")
 flags.DEFINE_boolean("do_lower_case", True, "Whether inputs are lower-cased (recorded in the exports).")
@@ -101,9 +103,11 @@ def run() -> None:
     if FLAGS.albert_directory and not FLAGS["with_mlm"].present:
         with_mlm = True  # the original's module has the mlm signature
     if FLAGS.export_path:
-        if not config_file and not checkpoints.is_hf_checkpoint(checkpoint):
+        if not config_file and not (checkpoints.is_hf_checkpoint(checkpoint)
+                                    or checkpoints.is_tf1_hub_module(checkpoint)):
             raise app.UsageError("--export_path needs --albert_config_file (or "
-                                 "--albert_directory, or a Hugging Face --checkpoint)")
+                                 "--albert_directory, or a Hugging Face directory or TF1 Hub "
+                                 "module as --checkpoint)")
         quantization = FLAGS.tflite_quantization if FLAGS["tflite_quantization"].present else None
         export_encoder(task_config(config_file, None, checkpoint), checkpoint, FLAGS.export_path,
                        spm_model_file, FLAGS.do_lower_case, with_mlm, FLAGS.dtype, quantization,

@@ -1,5 +1,5 @@
-"""Where a run's model comes from: `--albert_config_file`, an encoder export, or a
-Hugging Face directory given as `--init_checkpoint`.
+"""Where a run's model comes from: `--albert_config_file`, an encoder export or one of the
+original's TF1 Hub modules, or a Hugging Face directory given as `--init_checkpoint`.
 
 Its own floor above `checkpoints/` and `export/` because it reads both (an export handle is
 an export; an HF directory is a checkpoint format), below the tasks and tools that call it.
@@ -9,10 +9,18 @@ With `--albert_hub_module_handle` (faithfulness §8.1, §10.1) the config is the
 variables trained in place); otherwise the config file builds a fresh `AlbertEncoder`,
 which `--init_checkpoint` then fills. The tokenizer follows the same rule (faithfulness Q21, fixed,
 as `export_spm_model`): an explicit `--spm_model_file` / `--vocab_file` wins, else the
-export's SentencePiece model is used. A Hugging Face `--init_checkpoint` directory likewise
-supplies the config (its `config.json`; a `--albert_config_file` given too must agree with it
-field by field, `hf_config.config_disagreement`) and the tokenizer (its `spiece.model`,
-unless a flag names one). The directory is read once per run (`hf_source.open_hf_directory`):
+export's SentencePiece model is used. A TF1 Hub module as the handle (the original's
+`google/albert_*` modules, faithfulness §11.2) supplies the config (its `albert_config.json`
+asset; a `--albert_config_file` given too must agree with it), the tokenizer (its
+`tokenization_info`: the SentencePiece model, and `do_lower_case` for the tokenizer as the
+original's `from_hub_module`; the text's lower-casing stays `--do_lower_case`'s, as the
+original's processors; Q21 as above) and the initial weights: a fresh `AlbertEncoder` is
+warm-started from the module's variables (`initial_checkpoint`), strictly, as from a tarball
+checkpoint; a module given as `--init_checkpoint` supplies config and tokenizer the same way.
+A hub URL is one line: nothing downloads at run time. A Hugging Face `--init_checkpoint`
+directory likewise supplies the config (its `config.json`; a `--albert_config_file` given too
+must agree with it field by field, `hf_config.config_disagreement`) and the tokenizer (its
+`spiece.model`, unless a flag names one). The directory is read once per run (`hf_source.open_hf_directory`):
 the config, the pre-flight check and the warm start share one parse of config.json and one
 read of the safetensors header.
 
@@ -24,17 +32,24 @@ Example:
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 import keras
+import tensorflow as tf
 from absl import logging
 
 from albert_tf.checkpoints.hf_config import config_disagreement
 from albert_tf.checkpoints.hf_files import spm_model_of
 from albert_tf.checkpoints.hf_source import open_hf_directory
 from albert_tf.checkpoints.kinds import is_hf_checkpoint
+from albert_tf.checkpoints.tf1_hub import module_config, read_tf1_hub_module
+from albert_tf.checkpoints.tf1_hub_files import (MODULE_MARKER, is_hub_url, is_tf1_hub_module,
+                                                 url_refusal)
 from albert_tf.config import AlbertConfig
+from albert_tf.export.encoder_export import CONFIG_ASSET
 from albert_tf.export.loading import HubEncoder, export_spm_model, load_export_config
+from albert_tf.flag_errors import checkpoint_error
 from albert_tf.tokenization import FullTokenizer
 
 ModelBuilder = Callable[[AlbertConfig, "keras.layers.Layer | None"], keras.Model]
@@ -44,10 +59,51 @@ class ModelSourceError(ValueError):
     """Neither a config nor an export, or an export without what is needed (one line)."""
 
 
+def hub_handle_kind(handle: str) -> str:
+    """"tf1_hub" for one of the original's TF1 Hub modules, "export" for an encoder export of
+    ours; anything else (a URL, a missing path, another SavedModel) is one ModelSourceError."""
+    flag = f"--albert_hub_module_handle={handle}"
+    if is_hub_url(handle):
+        raise ModelSourceError(f"--albert_hub_module_handle={url_refusal(handle)}")
+    if is_tf1_hub_module(handle):
+        return "tf1_hub"
+    if not tf.io.gfile.isdir(handle):
+        raise ModelSourceError(f"{flag}: no such directory")
+    if not tf.io.gfile.exists(os.path.join(handle, "saved_model.pb")):
+        raise ModelSourceError(f"{flag}: not a SavedModel directory (no saved_model.pb)")
+    if not tf.io.gfile.exists(os.path.join(handle, "assets", CONFIG_ASSET)):
+        raise ModelSourceError(
+            f"{flag}: a TF2 SavedModel that is neither an albert-tf encoder export (no "
+            f"assets/{CONFIG_ASSET}) nor a TF1 Hub module (no {MODULE_MARKER})")
+    return "export"
+
+
+def initial_checkpoint(init_checkpoint: str | None, hub_handle: str | None) -> str | None:
+    """What the warm start reads: `--init_checkpoint`, or a TF1 Hub module handle (its
+    variables); None for an encoder export (its variables are the encoder's already)."""
+    if init_checkpoint:
+        return init_checkpoint
+    return hub_handle if hub_handle and hub_handle_kind(hub_handle) == "tf1_hub" else None
+
+
+def _tf1_module_config(albert_config_file: str | None, path: str, flag: str) -> AlbertConfig:
+    """The module's albert_config.json asset (a config file given too must agree), else the
+    file; one ModelSourceError line naming the flag."""
+    try:
+        config = module_config(path, albert_config_file)
+    except ValueError as e:  # ConfigError, CheckpointFileError
+        raise checkpoint_error(flag, path, e, ModelSourceError) from None
+    logging.info("Model config from the TF1 Hub module %s", path)
+    return config
+
+
 def task_config(albert_config_file: str | None, hub_handle: str | None,
                 init_checkpoint: str | None = None) -> AlbertConfig:
-    """The model's config: the export's asset when a handle is given, the config.json of an
-    HF `init_checkpoint` directory, else the file."""
+    """The model's config: the export's asset when a handle is given (a TF1 Hub module's,
+    checked against the file), the config.json of an HF `init_checkpoint` directory or the
+    asset of a TF1 Hub module given as `init_checkpoint`, else the file."""
+    if hub_handle and hub_handle_kind(hub_handle) == "tf1_hub":
+        return _tf1_module_config(albert_config_file, hub_handle, "albert_hub_module_handle")
     if hub_handle:
         config = load_export_config(hub_handle)
         if albert_config_file:
@@ -56,6 +112,8 @@ def task_config(albert_config_file: str | None, hub_handle: str | None,
         return config
     if is_hf_checkpoint(init_checkpoint):
         return _hf_directory_config(albert_config_file, init_checkpoint)
+    if is_tf1_hub_module(init_checkpoint):
+        return _tf1_module_config(albert_config_file, init_checkpoint, "init_checkpoint")
     if not albert_config_file:
         raise ModelSourceError("albert_config_file is required unless albert_hub_module_handle "
                                "or a Hugging Face init_checkpoint directory is set")
@@ -88,9 +146,15 @@ def _hf_directory_config(albert_config_file: str | None, directory: str) -> Albe
 def task_tokenizer(vocab_file: str | None, spm_model_file: str | None, do_lower_case: bool,
                    hub_handle: str | None = None,
                    init_checkpoint: str | None = None) -> FullTokenizer:
-    """FullTokenizer from the flags; else the export's SentencePiece asset, or the
-    `spiece.model` of an HF `init_checkpoint` directory."""
-    if hub_handle and not vocab_file:
+    """FullTokenizer from the flags; else the export's SentencePiece asset (a TF1 Hub module's
+    `tokenization_info`), or the `spiece.model` of an HF `init_checkpoint` directory."""
+    module = (hub_handle if hub_handle and hub_handle_kind(hub_handle) == "tf1_hub"
+              else init_checkpoint if is_tf1_hub_module(init_checkpoint) else None)
+    if module and not vocab_file and not spm_model_file:
+        return _tf1_module_tokenizer(module, do_lower_case,
+                                     "albert_hub_module_handle" if module == hub_handle
+                                     else "init_checkpoint")
+    if hub_handle and not module and not vocab_file:
         spm_model_file = export_spm_model(hub_handle, spm_model_file)
     if not spm_model_file and not vocab_file and is_hf_checkpoint(init_checkpoint):
         spm_model_file = spm_model_of(init_checkpoint)
@@ -102,10 +166,33 @@ def task_tokenizer(vocab_file: str | None, spm_model_file: str | None, do_lower_
     return FullTokenizer(vocab_file, do_lower_case, spm_model_file)
 
 
+def _tf1_module_tokenizer(path: str, do_lower_case: bool, flag: str) -> FullTokenizer:
+    """The tokenizer of the module's `tokenization_info`, as the original's `from_hub_module`:
+    its SentencePiece model, and its do_lower_case for the tokenizer (which SentencePiece
+    mode ignores, Q3); the text is lower-cased by `--do_lower_case`, as the original's
+    processors do, and a disagreement is logged."""
+    try:
+        module = read_tf1_hub_module(path)
+    except ValueError as e:
+        raise checkpoint_error(flag, path, e, ModelSourceError) from None
+    if module.spm_model_file is None:
+        raise ModelSourceError(f"--{flag}={path}: the module names no SentencePiece model "
+                               "(tokenization_info, assets/*.model); pass --spm_model_file")
+    module_lower = do_lower_case if module.do_lower_case is None else module.do_lower_case
+    if module_lower != do_lower_case:
+        logging.warning("The TF1 Hub module %s was exported with do_lower_case=%s, but "
+                        "--do_lower_case=%s decides the lower-casing of the text (as in the "
+                        "original)", path, module_lower, do_lower_case)
+    logging.info("Tokenizing with the TF1 Hub module's SentencePiece model %s",
+                 module.spm_model_file)
+    return FullTokenizer(None, module_lower, module.spm_model_file)
+
+
 def task_model_fn(build: ModelBuilder, config: AlbertConfig,
                   hub_handle: str | None = None) -> Callable[[], keras.Model]:
-    """() → the task model: `build(config, None)`, or `build(config, HubEncoder(handle))`."""
-    if not hub_handle:
+    """() → the task model: `build(config, None)` (also for a TF1 Hub module, whose weights
+    the warm start reads), or `build(config, HubEncoder(handle))` for an encoder export."""
+    if not hub_handle or hub_handle_kind(hub_handle) == "tf1_hub":
         return lambda: build(config, None)
 
     def from_export() -> keras.Model:

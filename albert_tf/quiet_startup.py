@@ -19,6 +19,9 @@ at any point of the run. Importing this module (idempotent):
   oneDNN notice wherever oneDNN's ops are on — and the known harmless ERROR lines, and
   keeps everything else. This lasts the whole process, not only `import tensorflow`;
   imported as a library (tests, a notebook) nothing is redirected;
+* for the program, keeps absl's handler on the root logger (`AbslHandlerKept`): OpenVINO's
+  converter takes it off at import, after which every line came in Python's default format
+  (`INFO:absl:…`) through a handler without the filter below, ONNX Runtime's lines included;
 * hides third-party deprecation notices users cannot act on.
 
 TF_CPP_MIN_LOG_LEVEL=0 or 1 turns the filtering off: everything TensorFlow says is shown.
@@ -102,6 +105,46 @@ class LibraryRecords(logging.Filter):
         return (record.levelno >= self.threshold or not self.prefixes
                 or not record.pathname.startswith(self.prefixes)
                 or record.pathname.startswith(self.autograph))
+
+
+class AbslHandlerKept(logging.Filter):
+    """Puts absl's handler back on the root logger when a library has taken it off.
+
+    OpenVINO's converter removes it when imported (`openvino/tools/ovc/logger.py`, a
+    workaround for an old absl bug); absl's next line then calls `logging.basicConfig()`, whose
+    handler writes Python's default format without `LibraryRecords`, and ONNX Runtime's
+    quantizer (`logging.info` on the root logger) does the same. On absl's logger and the root
+    logger, this filter sees such a record before it is handled: once absl's handler has been
+    on the root (`app.run` puts it there), it removes the stderr handlers basicConfig added (as
+    absl's `use_absl_handler` does) and adds absl's back. It changes no record.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.seen = False  # absl's handler was on the root logger once
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        handler = absl_logging.get_absl_handler()
+        root = logging.getLogger()
+        if handler in root.handlers:
+            self.seen = True
+        elif self.seen:
+            for other in list(root.handlers):
+                if (type(other) is logging.StreamHandler
+                        and other.stream in (sys.stderr, sys.__stderr__)):
+                    root.removeHandler(other)
+            root.addHandler(handler)
+        return True
+
+
+def keep_absl_handler() -> None:
+    """Installs one `AbslHandlerKept` on absl's logger and the root logger (once)."""
+    loggers = (absl_logging.get_absl_logger(), logging.getLogger())
+    if any(isinstance(f, AbslHandlerKept) for logger in loggers for f in logger.filters):
+        return
+    keeper = AbslHandlerKept()
+    for logger in loggers:
+        logger.addFilter(keeper)
 
 
 def _high_fd(fd: int) -> int:
@@ -223,4 +266,5 @@ def imported_by_the_program(frame: FrameType | None) -> bool:
 
 install()
 if imported_by_the_program(sys._getframe(0).f_back):
+    keep_absl_handler()
     filter_stderr()

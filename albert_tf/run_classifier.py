@@ -55,9 +55,10 @@ flags.DEFINE_string("init_checkpoint", None,
                     "one of ours (every encoder variable must be present; the log states the "
                     "counts).")
 flags.DEFINE_string("albert_hub_module_handle", None,
-                    "An encoder export (python -m albert_tf.export_tfhub) fine-tuned instead of "
-                    "config + checkpoint; its SentencePiece model is used unless "
-                    "--spm_model_file is given (Q21 fixed).")
+                    "An encoder export (python -m albert_tf.export_tfhub) or one of the original's "
+                    "TF1 Hub modules (unpacked directory) fine-tuned instead of config + "
+                    "checkpoint; its SentencePiece model is used unless --spm_model_file is "
+                    "given (Q21 fixed).")
 flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).")
 flags.DEFINE_integer("max_seq_length", 512, "Sequence length after tokenization.", lower_bound=3)
 flags.DEFINE_bool("do_train", False, "Train.")

@@ -58,7 +58,8 @@ flags.DEFINE_string("init_checkpoint", None,
                     "one of ours (every encoder variable must be present; the log states the "
                     "counts).")
 flags.DEFINE_string("albert_hub_module_handle", None,
-                    "An exported encoder SavedModel instead of config + checkpoint.")
+                    "An exported encoder SavedModel or one of the original's TF1 Hub modules "
+                    "(unpacked directory) instead of config + checkpoint.")
 flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).")
 flags.DEFINE_float("dropout_prob", 0.1, "Dropout before the option-scoring layer.")
 flags.DEFINE_integer("max_seq_length", 512, "Length of each option's sequence.", lower_bound=4)

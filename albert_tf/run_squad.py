@@ -56,7 +56,8 @@ flags.DEFINE_string("init_checkpoint", None,
                     "Initial weights: an original TF1 checkpoint, a Hugging Face directory or "
                     "one of ours.")
 flags.DEFINE_string("albert_hub_module_handle", None,
-                    "An exported encoder instead of config + checkpoint (issue [7/8]; not yet).")
+                    "An exported encoder SavedModel or one of the original's TF1 Hub modules "
+                    "(unpacked directory) instead of config + checkpoint.")
 flags.DEFINE_bool("do_lower_case", True, "Lower-case question and context (preprocess_text).")
 flags.DEFINE_integer("max_seq_length", 384, "Sequence length of each window.", lower_bound=5)
 flags.DEFINE_integer("doc_stride", 128, "Stride between context windows, in pieces.", lower_bound=1)

@@ -248,7 +248,7 @@ def _openvino_onnx(precision: str, path: str) -> Candidate:
         compiled = core.compile_model(core.read_model(path), "CPU", {
             "INFERENCE_PRECISION_HINT": precision, "INFERENCE_NUM_THREADS": ARGS.threads,
             "PERFORMANCE_HINT": "LATENCY"})
-        candidate.note = f"runs {compiled.get_property('INFERENCE_PRECISION_HINT')}"
+        candidate.note = f"runs {compiled.get_property('INFERENCE_PRECISION_HINT').to_string()}"
         request = compiled.create_infer_request()
 
         def run(feed):

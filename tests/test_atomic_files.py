@@ -229,6 +229,33 @@ def test_replacing_a_directory_target_that_is_a_file(tmp_path):
     assert os.listdir(tmp_path / "out") == ["inside"] and os.listdir(tmp_path) == ["out"]
 
 
+def test_log_lines_written_while_staged_name_the_final_paths(tmp_path, caplog):
+    """Issue 28: a writer inside a staging directory logs where it writes; the line names
+    where the output is published — nested stagings (a merge inside another's staging, as
+    convert --to=hf does) included. Lines outside any staging are left as they are."""
+    import logging
+
+    from absl import logging as absl_logging
+
+    export, merged = tmp_path / "export", tmp_path / "merged"
+    with caplog.at_level(logging.INFO, logger="absl"):
+        with atomic_directory(export, existing="refuse") as staging:
+            absl_logging.info("Wrote %s (%d bytes)", os.path.join(staging, "model.tflite"), 7)
+            with atomic_directory(staging, existing="merge") as inner:
+                absl_logging.info("Wrote %s", os.path.join(inner, "config.json"))
+            absl_logging.info("into %s/", staging)
+        with atomic_directory(merged, existing="merge") as staging:
+            absl_logging.info("Wrote %s", os.path.join(staging, "model.ckpt"))
+        absl_logging.info("after: %s", staging)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Wrote {export}/model.tflite (7 bytes)", f"Wrote {export}/config.json",
+        f"into {export}/", f"Wrote {merged}/model.ckpt", f"after: {staging}"]
+    assert atomic_files._STAGED_PATHS.open == ()  # published: nothing left to rename
+    with pytest.raises(RuntimeError), atomic_directory(tmp_path / "failed"):
+        raise RuntimeError("a writer failed")
+    assert atomic_files._STAGED_PATHS.open == ()  # discarded too
+
+
 def test_remote_paths_go_through_gfile():
     """ram:// (TensorFlow's in-memory file system) stands in for gs://."""
     import tensorflow as tf

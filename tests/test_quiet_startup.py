@@ -283,14 +283,14 @@ def released_layout(tmp_path_factory):
 @pytest.mark.parametrize("onednn", ["0", "1"])
 def test_checkpoint_tools_show_their_report_and_real_errors_only(released_layout, tmp_path,
                                                                  onednn):
-    """export_checkpoints and convert, which skipped the quiet start once: the report on
-    stdout and nothing of TensorFlow's on stderr; a bad input (convert starts TensorFlow
+    """export_checkpoints and convert, which skipped the quiet start once: the report in
+    export_checkpoints' log and nothing of TensorFlow's on stderr; a bad input (convert starts TensorFlow
     before it reads it) is the one line it should be."""
     result = user_run(["-m", "albert_tf.export_checkpoints",
                        f"--albert_directory={released_layout}",
                        f"--export_path={tmp_path}/export/model.ckpt"], onednn)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "restored" in result.stdout
+    assert "restored" in result.stderr and result.stdout == ""  # its log, not a second print
     assert_quiet(result.stderr)
     result = user_run(["-m", "albert_tf.convert", f"--input={tmp_path}/nothing_here",
                        f"--output={tmp_path}/out", "--to=original"], onednn)
@@ -333,3 +333,35 @@ def test_tensorflow_records_filter_keeps_ours_logged_through_autograph():
     assert records_filter.filter(record(saver, std_logging.ERROR))
     assert records_filter.filter(record(autograph))
     assert records_filter.filter(record(os.path.abspath(__file__)))
+
+
+def test_absl_handler_taken_off_the_root_logger_is_put_back():
+    """Issue 28: OpenVINO's converter takes absl's handler off the root logger when imported;
+    absl's next line then set up Python's default handler, so every later line read
+    `INFO:absl:…` and library records (ONNX Runtime's quantizer, through the root logger)
+    passed unfiltered. A tool's log keeps absl's format throughout and drops the library's
+    lines; its own root-logger lines stay."""
+    result = run_python("""
+        import albert_tf.quiet_startup
+        import importlib.util, logging, os
+        from absl import app, logging as absl_logging
+
+        library = importlib.util.find_spec("tensorflow").submodule_search_locations[0]
+
+        def main(argv):
+            absl_logging.info("ours before")
+            logging.getLogger().removeHandler(absl_logging.get_absl_handler())  # as OpenVINO
+            absl_logging.info("ours after")
+            exec(compile("import logging; logging.info('a library line')",
+                         os.path.join(library, "fake_quantizer.py"), "exec"))
+            logging.getLogger("albert_tf.other").info("another logger's line")
+            logging.warning("a root line of ours")
+
+        app.run(main)
+        """)
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    lines = result.stderr.decode().splitlines()
+    assert [line.split("] ", 1)[1] for line in lines] == [
+        "ours before", "ours after", "another logger's line", "a root line of ours"]
+    for line in lines:
+        assert re.match(r"^[IW]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ <string>:\d+\] ", line), line

@@ -6,11 +6,15 @@
   `load_hf_checkpoint`, `save_hf_checkpoint`, every head both ways; `hf_config` maps their
   config.json to ours and back.
 * `ours` — our own format ("ours"): its key layout and `load_our_checkpoint`.
+* `tf1_hub` — the original's TF1 Hub modules (faithfulness §11): `read_tf1_hub_module`,
+  `module_config`, `load_tf1_hub_module` (the original loader on the module's variables);
+  `tf1_hub_files.is_tf1_hub_module` needs no TensorFlow.
 * `kinds` — the one "what kind is this path" rule: `checkpoint_kind`, `is_hf_checkpoint`.
 * `loading` — `load_checkpoint` / `validate_checkpoint` dispatch on the kind;
   `warm_starting.warm_start` — the one warm start every task and export calls.
 Each loader names what is missing, unused or mis-shaped and returns a `LoadReport`.
-Names are imported on first use, so `is_hf_checkpoint` is usable before TensorFlow loads.
+Names are imported on first use, so `is_hf_checkpoint` and `is_tf1_hub_module` are usable
+before TensorFlow loads.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ _EXPORTS = {
     "save_original_checkpoint": "original", "variable_map": "original",
     "write_name_based_checkpoint": "original",
     "keyed_variables": "ours", "load_our_checkpoint": "ours",
+    "TF1HubModule": "tf1_hub", "load_tf1_hub_module": "tf1_hub", "module_config": "tf1_hub",
+    "read_tf1_hub_module": "tf1_hub", "is_tf1_hub_module": "tf1_hub_files",
     "CheckpointFileError": "report", "CheckpointMismatchError": "report", "LoadReport": "report",
     "RestoreReport": "warm_starting", "head_parts": "warm_starting", "warm_start": "warm_starting",
 }

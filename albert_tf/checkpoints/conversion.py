@@ -6,7 +6,10 @@ from the input's config, loaded strictly, and written in the target format — o
 tensors that came from the input, so a conversion never invents weights. Outputs are
 directories: `albert_config.json` + `model.ckpt.*` (original, as the released tarballs),
 `albert_config.json` + `model.ckpt-0.*` (ours, what `--init_checkpoint` reads),
-`config.json` + `model.safetensors` (HF); the SentencePiece model is copied along.
+`config.json` + `model.safetensors` (HF). The SentencePiece model (`spm_model_file`, else the
+one beside the input: `30k-clean.model` or `spiece.model`) goes along to every format: as
+`30k-clean.model`, or for HF as `spiece.model` with the tokenizer.json and
+tokenizer_config.json that make transformers tokenize as we do (`hf_tokenizer`).
 
 Example:
     >>> result = convert_checkpoint("albert-base-v2-hf", "out/albert_base", to="original")
@@ -34,6 +37,8 @@ from albert_tf.checkpoints.original import (load_original_checkpoint, resolve_ch
                                             save_original_checkpoint, variable_map,
                                             write_name_based_checkpoint)
 from albert_tf.checkpoints.ours import keyed_variables, model_entries
+from albert_tf.checkpoints.tf1_hub import load_tf1_hub_module, module_config, read_tf1_hub_module
+from albert_tf.checkpoints.tf1_hub_files import is_tf1_hub_module
 from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport
 from albert_tf.config import EMBEDDING_PROJECTION_KEY, AlbertConfig, ConfigError, read_json_file
 
@@ -54,6 +59,8 @@ HEAD_OF_HF_CLASS = {name: head for head, name in HF_CLASS_OF_HEAD.items()}
 OPTIONAL_PARTS = {"masked_lm": ("pooler", "sop_head"), "question_answering": ("pooler",)}
 CONFIG_FILE = "albert_config.json"
 SPM_FILE = "30k-clean.model"  # the released tarballs' name
+# The SentencePiece model beside an input, by the names it comes under (tarball, HF).
+SPM_NAMES = (SPM_FILE, hf_files.SPM_FILE)
 ORIGINAL_PREFIX = "model.ckpt"
 NUM_CHOICES = 4  # RACE; the weights do not depend on it
 
@@ -68,6 +75,7 @@ class ConversionResult:
     output: str
     report: LoadReport
     written: int
+    spm_model: str | None = None  # the SentencePiece model carried along (None: no tokenizer)
 
 
 def _heads_of_names(names: dict[str, list[int]], markers: dict[str, str]) -> tuple[str, int]:
@@ -113,7 +121,8 @@ def detect_head(path: str, kind: str | None = None) -> tuple[str, int]:
         markers = {"predictions.bias": "mlm_head", "sop_classifier.classifier.weight": "sop_head",
                    "classifier.weight": "classifier_head", "qa_outputs.weight": "squad_v1_head"}
         return _heads_of_names(shapes, markers)
-    prefix = resolve_checkpoint_path(path)
+    prefix = (read_tf1_hub_module(path).variables if kind == "tf1_hub"
+              else resolve_checkpoint_path(path))
     shapes = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
     if kind == "ours":
         shapes = {key: shapes[name] for key, name in model_entries(shapes).items()}
@@ -153,6 +162,8 @@ def source_config(path: str, kind: str, albert_config_file: str | None) -> Alber
                 raise ConfigError(f"{albert_config_file} and {directory}/config.json disagree "
                                   f"({'; '.join(differing)})")
         return config
+    if kind == "tf1_hub":  # its albert_config.json asset, which a file given must agree with
+        return module_config(path, albert_config_file)
     if albert_config_file:
         return read_config_file(albert_config_file)
     prefix = resolve_checkpoint_path(path)
@@ -215,29 +226,63 @@ def _write_ours(model: Any, config: AlbertConfig, restored: set[int], directory:
     return len(variables)
 
 
-def _write_hf(model: Any, head: str, directory: str, spm_model_file: str | None) -> int:
+def _write_hf(model: Any, head: str, directory: str, spm_model_file: str | None,
+              label_names: list[str] | None, do_lower_case: bool) -> int:
     """The HF class of `head` holds exactly the parts its strict load required."""
     hf_class = hf_class_for(model, HF_CLASS_OF_HEAD.get(head))
-    save_hf_checkpoint(model, directory, hf_class.name, spm_model_file)
+    save_hf_checkpoint(model, directory, hf_class.name, spm_model_file, label_names,
+                       do_lower_case)
     return len(hf_tensors(model, hf_class))
+
+
+def spm_model_beside(path: str, kind: str) -> str | None:
+    """The SentencePiece model in the input's directory (`SPM_NAMES`), if any: a released
+    tarball's `30k-clean.model`, an HF directory's `spiece.model`."""
+    if kind == "tf1_hub":  # the asset its tokenization_info names
+        return read_tf1_hub_module(path).spm_model_file
+    if kind == "hf":
+        directory = hf_files.hf_directory(path)
+    else:
+        directory = os.path.dirname(resolve_checkpoint_path(path))
+    for name in SPM_NAMES:
+        candidate = os.path.join(directory or "", name)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _hf_label_names(path: str, classes: int) -> list[str] | None:
+    """An HF classifier's id2label, kept through a conversion (None: none or another count)."""
+    id2label = open_hf_directory(path).raw.get("id2label") or {}
+    try:
+        names = [id2label[str(i)] for i in range(classes)]
+    except (KeyError, TypeError):
+        return None
+    return names if classes and len(id2label) == classes else None
 
 
 def convert_checkpoint(input_path: str, output: str, to: str,
                        albert_config_file: str | None = None, head: str | None = None,
                        spm_model_file: str | None = None,
-                       global_step: int | None = None) -> ConversionResult:
+                       global_step: int | None = None,
+                       label_names: list[str] | None = None,
+                       do_lower_case: bool = True) -> ConversionResult:
     """Converts `input_path` (any format) into the directory `output` in format `to`.
 
     Args:
-      input_path: original TF1 prefix/directory, our checkpoint, or an HF directory.
+      input_path: original TF1 prefix/directory, our checkpoint, an HF directory or a TF1
+        Hub module directory (its config and SentencePiece assets are used).
       output: directory to write (files of the same names are replaced; all files are
         written in a staging directory first).
       to: "original", "hf" or "ours" ("keras", its older name, is accepted).
       albert_config_file: the input's config when not beside it (not needed for HF); an
         `albert_config.json` or an HF `config.json`.
       head: the model (`HEADS`) instead of the one detected from the input's names.
-      spm_model_file: SentencePiece model to copy (default: the input HF directory's).
+      spm_model_file: SentencePiece model to carry along (default: `spm_model_beside` the
+        input; none there is logged, and `ConversionResult.spm_model` is None).
       global_step: written as `global_step` in an original checkpoint when given.
+      label_names: a classifier's id2label for HF (default: an HF input's, else LABEL_i).
+      do_lower_case: whether the HF tokenizer lower-cases (as the scripts' flag).
     """
     to = TARGET_ALIASES.get(to, to)
     if to not in TARGETS:
@@ -251,27 +296,39 @@ def convert_checkpoint(input_path: str, output: str, to: str,
     model = build_model(head, config, classes or 2)
     report = load_checkpoint(model, input_path, allow_missing=OPTIONAL_PARTS.get(head, ()))
     restored = {id(report.targets[n]) for n in report.restored}
-    if kind == "hf" and not spm_model_file:
-        spm_model_file = hf_files.spm_model_of(input_path)
+    spm_model_file = spm_model_file or spm_model_beside(input_path, kind)
+    if not spm_model_file:
+        logging.warning("No SentencePiece model beside %s (%s) and none given: %s gets no "
+                        "tokenizer", input_path, " or ".join(SPM_NAMES), output)
+    if kind == "hf" and head == "classification" and not label_names:
+        label_names = _hf_label_names(input_path, classes)
     with atomic_directory(output, existing="merge", what="converted checkpoint") as staging:
         if to == "original":
             written = _write_original(model, config, restored, staging, global_step)
         elif to == "ours":
             written = _write_ours(model, config, restored, staging)
         else:
-            written = _write_hf(model, head, staging, spm_model_file)
+            written = _write_hf(model, head, staging, spm_model_file, label_names,
+                                do_lower_case)
         if spm_model_file and to != "hf":
             shutil.copyfile(spm_model_file, os.path.join(staging, SPM_FILE))  # umask's mode
     logging.info("Converted %s (%s, %s) to %s: %s", input_path, kind, head, to, output)
-    return ConversionResult(kind, to, head, os.path.abspath(output), report, written)
+    return ConversionResult(kind, to, head, os.path.abspath(output), report, written,
+                            spm_model_file)
 
 
 def export_model_checkpoint(albert_directory: str, checkpoint_name: str, export_path: str) -> str:
     """The original's export_checkpoints (faithfulness §11.3): encoder + MLM + SOP of
-    `albert_directory/checkpoint_name` (a released tarball's layout) → `export_path` with
-    a fresh `global_step` of 0. Returns the prefix written."""
+    `albert_directory/checkpoint_name` (a released tarball's layout; or a TF1 Hub module
+    directory, whose config asset and variables are read, `checkpoint_name` unused) →
+    `export_path` with a fresh `global_step` of 0. Returns the prefix written."""
+    if is_tf1_hub_module(albert_directory):
+        model = build_model("pretraining", module_config(albert_directory))
+        report = load_tf1_hub_module(model, albert_directory)
+        logging.info("TF1 Hub module: %s", report.summary())
+        return save_original_checkpoint(model, export_path, global_step=0)
     config = AlbertConfig.from_json_file(os.path.join(albert_directory, CONFIG_FILE))
     model = build_model("pretraining", config)
-    report = load_original_checkpoint(model, os.path.join(albert_directory, checkpoint_name))
-    print(report.summary())
+    # The load and the save each log their line (the report, the prefix written): once.
+    load_original_checkpoint(model, os.path.join(albert_directory, checkpoint_name))
     return save_original_checkpoint(model, export_path, global_step=0)

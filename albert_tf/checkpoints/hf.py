@@ -31,6 +31,7 @@ from albert_tf.checkpoints.hf_names import (BASE_PREFIX, HF_CLASSES, HF_NAME_TAB
                                             HF_SKIPPED, HF_TIED, NO_HF_EQUIVALENT,
                                             PROJECTION_NAMES, TRANSPOSED)
 from albert_tf.checkpoints.hf_source import open_hf_directory
+from albert_tf.checkpoints.hf_tokenizer import hf_tokenizer_files
 from albert_tf.checkpoints.model_parts import (ENCODER_PARTS, check_built, encoder_of,
                                                part_owners, resolve, unread_parts)
 from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport, compare, matches
@@ -272,26 +273,38 @@ def hf_tensors(model: Any, hf_class: hf_names.HFClass) -> dict[str, np.ndarray]:
 
 def save_hf_checkpoint(model: Any, path: str, architecture: str | None = None,
                        spm_model_file: str | None = None,
-                       label_names: Sequence[str] | None = None) -> str:
+                       label_names: Sequence[str] | None = None,
+                       do_lower_case: bool = True) -> str:
     """Writes `model` as a Hugging Face ALBERT directory: config.json + model.safetensors.
 
     `transformers.<architecture>.from_pretrained(path)` then loads it without missing or
-    unexpected weights. Our "gelu" is written as HF's "gelu_new" (the same tanh form).
+    unexpected weights. Our "gelu" is written as HF's "gelu_new" (the same tanh form). With a
+    SentencePiece model, `AutoTokenizer.from_pretrained(path)` (and `pipeline`) tokenizes as
+    our scripts do, segment ids included (`hf_tokenizer`).
 
     Args:
       model: a built model (see the module's table for the default HF class).
       path: directory to write (created; existing files of the same names replaced).
       architecture: HF class name, e.g. "AlbertForMaskedLM" for an AlbertPretrainer.
-      spm_model_file: copied as spiece.model, so HF's AlbertTokenizer finds it.
+      spm_model_file: copied as spiece.model, with tokenizer.json and tokenizer_config.json
+        made from it (model_max_length = max_position_embeddings).
       label_names: id2label of a sequence classifier (default LABEL_0 …).
+      do_lower_case: whether the tokenizer lower-cases (as `--do_lower_case` did).
     Raises:
       CheckpointMismatchError for a model HF cannot represent (SQuAD v2 head,
       cross_layer_sharing other than "all"); ConfigError for an activation HF lacks.
     """
     hf_class = hf_class_for(model, architecture)
     tensors = hf_tensors(model, hf_class)
-    config = hf_config.config_to_hf(encoder_of(model).config)
+    model_config = encoder_of(model).config
+    config = hf_config.config_to_hf(model_config)
     config.update(architectures=[hf_class.name], **_head_config(model, hf_class, label_names))
-    path = write_hf_directory(path, config, tensors, spm_model_file)
+    tokenizer = None
+    if spm_model_file:
+        tokenizer = hf_tokenizer_files(spm_model_file, model_config.max_position_embeddings,
+                                       do_lower_case)
+        config.update(tokenizer.token_ids)
+    path = write_hf_directory(path, config, tensors, spm_model_file,
+                              tokenizer.files if tokenizer else None)
     logging.info("Wrote Hugging Face %s to %s (%d tensors)", hf_class.name, path, len(tensors))
     return path

@@ -2,9 +2,10 @@
 
 A directory as `save_pretrained` writes it: `config.json` and `model.safetensors` (or a
 sharded `model.safetensors.index.json`, or a `pytorch_model.bin` when PyTorch is
-installed), plus `spiece.model` when the tokenizer was saved. Tensors are read through the
-`safetensors` NumPy API; names and shapes come from the header alone (dry runs). Writing
-goes to a staging directory whose files are moved in when complete.
+installed), plus `spiece.model` (and `tokenizer.json`, `tokenizer_config.json`) when the
+tokenizer was saved. Tensors are read through the `safetensors` NumPy API; names and shapes
+come from the header alone (dry runs). Writing goes to a staging directory whose files are
+moved in when complete.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ SAFETENSORS_INDEX = "model.safetensors.index.json"
 PYTORCH_FILE = "pytorch_model.bin"
 SPM_FILE = "spiece.model"
 WEIGHT_FILES = (SAFETENSORS_FILE, SAFETENSORS_INDEX, PYTORCH_FILE)
+# What transformers' tokenizers read beside spiece.model (written by `hf_tokenizer`).
+TOKENIZER_FILE = "tokenizer.json"
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+TOKENIZER_FILES = (TOKENIZER_FILE, TOKENIZER_CONFIG_FILE)
 _MARKER_FILES = WEIGHT_FILES + (CONFIG_FILE,)
 
 
@@ -145,11 +150,15 @@ def _read_bfloat16(file: str, name: str) -> np.ndarray:
 
 
 def write_hf_directory(path: str, config: Mapping[str, Any], tensors: Mapping[str, np.ndarray],
-                       spm_model_file: str | None = None) -> str:
-    """Writes config.json + model.safetensors (+ spiece.model) into `path`, atomically per file.
+                       spm_model_file: str | None = None,
+                       tokenizer_files: Mapping[str, str] | None = None) -> str:
+    """Writes config.json + model.safetensors (+ spiece.model and `tokenizer_files`, name →
+    text: `hf_tokenizer`'s tokenizer.json and tokenizer_config.json) into `path`.
 
     The files are written in a staging directory and moved into `path` when all are complete
-    (`atomic_directory`'s merge), so a failure leaves `path` as it was.
+    (`atomic_directory`'s merge), so a failure leaves `path` as it was. With a SentencePiece
+    model, an earlier save's tokenizer files not written now are removed (transformers would
+    prefer a stale tokenizer.json to the new spiece.model).
     """
     from safetensors.numpy import save
 
@@ -164,7 +173,13 @@ def write_hf_directory(path: str, config: Mapping[str, Any], tensors: Mapping[st
             f.write(save(arrays, metadata={"format": "pt"}))
         if spm_model_file:
             shutil.copyfile(spm_model_file, os.path.join(staging, SPM_FILE))  # umask's mode
-        for stale in WEIGHT_FILES:  # weights of an earlier save would shadow ours
-            if stale != SAFETENSORS_FILE and os.path.exists(os.path.join(output.target, stale)):
+        for name, text in (tokenizer_files or {}).items():
+            with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        stale_files = [name for name in WEIGHT_FILES if name != SAFETENSORS_FILE]
+        if spm_model_file:
+            stale_files += [name for name in TOKENIZER_FILES if name not in (tokenizer_files or {})]
+        for stale in stale_files:  # an earlier save's weights or tokenizer would shadow ours
+            if os.path.exists(os.path.join(output.target, stale)):
                 os.remove(os.path.join(output.target, stale))
     return output.target

@@ -1,9 +1,12 @@
 """Which format a checkpoint path holds — the one rule every caller asks.
 
-Three kinds, one name each: "original" (the original release's TF1 names), "ours" (our
-object-based checkpoints, `checkpoints.ours`) and "hf" (a Hugging Face model directory).
-`is_hf_checkpoint` is the one "is this an HF directory" test (`hf_files.hf_directory`), and
-needs no TensorFlow, so option checks can ask it before TensorFlow is imported.
+Four kinds, one name each: "original" (the original release's TF1 names), "ours" (our
+object-based checkpoints, `checkpoints.ours`), "hf" (a Hugging Face model directory) and
+"tf1_hub" (the original's TF1 Hub module directory, `checkpoints.tf1_hub`: its variables are an
+original checkpoint). `is_hf_checkpoint` is the one "is this an HF directory" test
+(`hf_files.hf_directory`) and `is_tf1_hub_module` the one for modules; neither needs
+TensorFlow, so option checks can ask them before TensorFlow is imported. A hub URL and a
+SavedModel that is not a TF1 Hub module are refused here, each with one line.
 """
 
 from __future__ import annotations
@@ -11,10 +14,14 @@ from __future__ import annotations
 import os
 
 from albert_tf.checkpoints.hf_files import hf_directory
+from albert_tf.checkpoints.report import CheckpointFileError
+from albert_tf.checkpoints.tf1_hub_files import (MODULE_MARKER, is_hub_url, is_saved_model,
+                                                 is_tf1_hub_module, url_refusal)
 
-KINDS = ("original", "ours", "hf")
+KINDS = ("original", "ours", "hf", "tf1_hub")
 # How logs and reports name each kind.
-KIND_NAMES = {"original": "original TF1", "ours": "albert-tf", "hf": "Hugging Face"}
+KIND_NAMES = {"original": "original TF1", "ours": "albert-tf", "hf": "Hugging Face",
+              "tf1_hub": "TF1 Hub module"}
 
 
 def is_hf_checkpoint(path: str | os.PathLike | None) -> bool:
@@ -24,9 +31,18 @@ def is_hf_checkpoint(path: str | os.PathLike | None) -> bool:
 
 def checkpoint_kind(path: str) -> str:
     """"original" for a TF1 name-based ALBERT checkpoint, "ours" for one of ours (object-based),
-    "hf" for a Hugging Face model directory (config.json + model.safetensors)."""
+    "hf" for a Hugging Face model directory (config.json + model.safetensors), "tf1_hub" for a
+    TF1 Hub module directory (tfhub_module.pb + SavedModel)."""
+    if is_hub_url(path):
+        raise CheckpointFileError(url_refusal(os.fspath(path)))
     if is_hf_checkpoint(path):
         return "hf"
+    if is_tf1_hub_module(path):
+        return "tf1_hub"
+    if is_saved_model(path):
+        raise CheckpointFileError(
+            f"{path}: a SavedModel without {MODULE_MARKER}: neither a checkpoint nor a TF1 Hub "
+            "module (an albert-tf encoder export goes to --albert_hub_module_handle)")
     import tensorflow as tf
 
     from albert_tf.checkpoints.original import TF2_MARKER, resolve_checkpoint_path
@@ -37,8 +53,8 @@ def checkpoint_kind(path: str) -> str:
         return "ours"
     if "bert/embeddings/word_embeddings" in names:
         return "original"
-    raise ValueError(f"{path}: neither an original ALBERT checkpoint, a TF2 object checkpoint "
-                     "nor a Hugging Face directory")
+    raise ValueError(f"{path}: neither an original ALBERT checkpoint, a TF2 object checkpoint, "
+                     "a Hugging Face directory nor a TF1 Hub module")
 
 
 def is_original_checkpoint(path: str) -> bool:

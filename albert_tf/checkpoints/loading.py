@@ -1,9 +1,10 @@
 """Load (or only check) any supported checkpoint: the dispatch under `warm_start`.
 
 `load_checkpoint(model, path)` dispatches on `checkpoint_kind(path)` to the original's TF1
-loader, ours ("ours"), or the Hugging Face one; all three are strict the same way and return a
-`LoadReport`. `validate_checkpoint` is the same comparison without assigning (names and
-shapes only), for a pre-flight check before any output is written.
+loader, ours ("ours"), the Hugging Face one or the TF1 Hub module one (the original's loader on
+the module's variables); all are strict the same way and return a `LoadReport`.
+`validate_checkpoint` is the same comparison without assigning (names and shapes only), for a
+pre-flight check before any output is written.
 
 Example:
     >>> report = load_checkpoint(AlbertClassifier(config, 3), "albert-base-v2-hf",
@@ -23,18 +24,21 @@ from albert_tf.checkpoints.kinds import checkpoint_kind
 from albert_tf.checkpoints.original import load_original_checkpoint, variable_map
 from albert_tf.checkpoints.ours import load_our_checkpoint, our_variable_map
 from albert_tf.checkpoints.report import LoadReport
+from albert_tf.checkpoints.tf1_hub import load_tf1_hub_module
 
 LOADERS: dict[str, Callable[..., LoadReport]] = {
     "original": load_original_checkpoint,
     "ours": load_our_checkpoint,
     "hf": load_hf_checkpoint,
+    "tf1_hub": load_tf1_hub_module,
 }
 
 
 def load_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = (),
                     allow_unused: Sequence[str] | None = None,
                     kind: str | None = None) -> LoadReport:
-    """Restores `path` (original TF1, ours or a Hugging Face directory) into a built model.
+    """Restores `path` (original TF1, ours, a Hugging Face directory or a TF1 Hub module) into
+    a built model.
 
     `allow_missing` takes part names ("classifier_head", "mlm_head", "pooler", …) or name
     globs in the format's own naming; see the format loaders. `kind`: the path's
@@ -56,8 +60,9 @@ def validate_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = ()
 
 
 def named_variables(model: Any, kind: str) -> dict[str, tf.Variable]:
-    """{name in the format's naming: variable} of a built model, for kind original/ours/hf."""
-    if kind == "original":
+    """{name in the format's naming: variable} of a built model, for kind original/ours/hf/
+    tf1_hub (a module's variables have the original's names)."""
+    if kind in ("original", "tf1_hub"):
         return variable_map(model)
     if kind == "ours":
         return our_variable_map(model)

@@ -151,12 +151,14 @@ def warm_start(model: Any, path: str, optional: Sequence[str] = (), *,
         report = load(model, path, allow_missing=allow, kind=kind)
     unread_ids = _unread_ids(model)
     heads = head_parts(model)
-    head_total = sum(len(getattr(model, part).trainable_variables) for part in heads)
-    restored = [report.targets[n] for n in report.restored]
-    encoder_restored = sum(id(v) in encoder_ids for v in restored)
+    # Each variable counted once, under the part that owns it: the tied MLM head also
+    # references the encoder's embedding tables, which are encoder variables.
+    head_ids = {id(v) for part in heads
+                for v in getattr(model, part).trainable_variables} - encoder_ids
+    restored_ids = {id(report.targets[n]) for n in report.restored}
     result = RestoreReport(
-        report.path, KIND_NAMES[kind], encoder_restored, len(encoder_ids),
-        len(restored) - encoder_restored, head_total,
+        report.path, KIND_NAMES[kind], len(restored_ids & encoder_ids), len(encoder_ids),
+        len(restored_ids & head_ids), len(head_ids),
         [n for n in report.missing if id(report.targets[n]) not in unread_ids], tuple(heads),
         [n for n in report.missing if id(report.targets[n]) in unread_ids], type(model).__name__)
     if dry_run:

@@ -13,6 +13,7 @@ from albert_tf.lazy_names import lazy_names
 _EXPORTS = {
     "save_encoder_export": "encoder_export",
     "HubEncoder": "loading", "is_encoder_export": "loading", "load_export_config": "loading",
+    "load_keras_encoder": "loading",
     "AlbertPreprocessor": "preprocessing", "save_preprocessing_export": "preprocessing",
     "load_serving": "serving",
 }

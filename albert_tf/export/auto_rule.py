@@ -9,10 +9,11 @@ has a fixed length: it is picked only where that length covers the export's maxi
 the export flag that adds one.
 
 Profiles (albert_tf.hardware.cpu_profile):
-* x86-avx2 — measured on an AMD EPYC (Zen 3, AVX2, no VNNI, no bf16): TensorFlow's frozen
-  graph first for fp32 at batch 1, TFLite's XNNPACK at batch 8; bf16 is emulated there
-  (TensorFlow keeps the bf16 numbers; OpenVINO would run f32); int8: TFLite at batch 1, our
-  7-bit ONNX file on ONNX Runtime at batch 8.
+* x86-avx2 — measured on an AMD EPYC (Zen 3, AVX2, no VNNI, no bf16), two runs: fp32 at
+  batch 1 TFLite's XNNPACK, then our ONNX file on ONNX Runtime, then OpenVINO, then TensorFlow;
+  at batch 8 our ONNX file on ONNX Runtime (1.5x TensorFlow), then TensorFlow; bf16 is emulated
+  there (TensorFlow keeps the bf16 numbers; OpenVINO would run f32); int8: TFLite at batch 1,
+  our 7-bit ONNX file on ONNX Runtime at batch 8.
 * x86-avx512-bf16 — measured on an Intel Xeon with AVX-512, AMX-BF16/INT8 and VNNI (issue 27's
   figures): OpenVINO first for fp32 (15.2 seq/s vs ONNX Runtime 13.9, TensorFlow 13.3 at batch
   8) and bf16 (58.1 vs TensorFlow 26.7); int8: TFLite (56.2) before ONNX Runtime (43.6).
@@ -30,8 +31,8 @@ BATCH_CLASSES = (1, 8)  # the measured batch sizes; a call's batch picks the nea
 
 AUTO_RULE: dict[str, dict[str, dict[int, tuple[str, ...]]]] = {
     hardware.PROFILE_AVX2: {
-        "fp32": {1: ("tensorflow", "tflite", "onnxruntime", "openvino"),
-                 8: ("tflite", "tensorflow", "onnxruntime", "openvino")},
+        "fp32": {1: ("tflite", "onnxruntime", "openvino", "tensorflow"),
+                 8: ("onnxruntime", "tensorflow", "tflite", "openvino")},
         "bf16": {1: ("tensorflow", "openvino"), 8: ("tensorflow", "openvino")},
         "int8": {1: ("tflite", "onnxruntime"), 8: ("onnxruntime", "tflite")},
         "fp16": {1: ("tflite",), 8: ("tflite",)},

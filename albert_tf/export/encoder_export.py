@@ -4,8 +4,10 @@ The export is a reusable SavedModel: `obj(inputs, training=False)` with the dict
 `{input_word_ids, input_mask, input_type_ids}` → `{pooled_output, sequence_output,
 encoder_outputs, default}`; `variables`, `trainable_variables` and `regularization_losses`
 as `hub.KerasLayer` reads them; `call_inference` / `call_training` endpoints for Keras 3's
-`TFSMLayer`; a `serving_default` signature; optionally an `mlm` sub-object; and the
-SentencePiece model, config JSON and lower-casing flag as assets.
+`TFSMLayer` (whose weights keep the `:0` names Keras 3's optimizers with slots refuse: Keras 3
+fine-tuning goes through `loading.load_keras_encoder`); a `serving_default` signature;
+optionally an `mlm` sub-object; and the SentencePiece model, config JSON and lower-casing flag
+as assets.
 
 An encoder built under a mixed policy (`export_tfhub --dtype=bfloat16`: its matmuls run in
 bfloat16, LayerNorm and softmax in float32, variables float32) is exported the same way; its

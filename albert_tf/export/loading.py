@@ -1,4 +1,9 @@
-"""Loading an encoder export back as a trainable Keras 3 layer (`--albert_hub_module_handle`)."""
+"""Loading an encoder export back as a trainable Keras 3 layer.
+
+`load_keras_encoder` restores the export into our own `AlbertEncoder` (the way to fine-tune an
+export in a Keras 3 model, with any Keras optimizer); `HubEncoder` wraps the SavedModel's
+graph and variables in place (`--albert_hub_module_handle`).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,12 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.checkpoints.ours import keyed_variables
+from albert_tf.checkpoints.report import compare
 from albert_tf.config import AlbertConfig
+from albert_tf.export.choices import EXPORT_DTYPE_POLICIES, EXPORT_DTYPES
 from albert_tf.export.encoder_export import CONFIG_ASSET
+from albert_tf.models.encoder import AlbertEncoder
 
 
 def is_encoder_export(path: str) -> bool:
@@ -29,10 +38,7 @@ class HubEncoder(keras.layers.Layer):
     def __init__(self, handle: str, trainable: bool = True, **kwargs: Any):
         super().__init__(trainable=trainable, **kwargs)
         self.handle = os.fspath(handle)
-        self._loaded = tf.saved_model.load(self.handle)
-        for attribute in ("variables", "trainable_variables", "__call__"):
-            if not hasattr(self._loaded, attribute):
-                raise ValueError(f"{self.handle}: not an encoder export (no `{attribute}`)")
+        self._loaded = _load_export(self.handle)
         trainable_ids = {id(v) for v in self._loaded.trainable_variables}
         for variable in self._loaded.variables:
             wrapped = keras.Variable(initializer=variable, trainable=id(variable) in trainable_ids,
@@ -59,6 +65,66 @@ class HubEncoder(keras.layers.Layer):
         return {"pooled_output": spec((batch, hidden)), "sequence_output": spec((batch, seq, hidden)),
                 "encoder_outputs": [spec((batch, seq, hidden)) for _ in range(layers)],
                 "default": spec((batch, hidden))}
+
+
+def _load_export(handle: str) -> Any:
+    """The reloaded SavedModel, refused unless it has an encoder export's attributes."""
+    loaded = tf.saved_model.load(handle)
+    for attribute in ("variables", "trainable_variables", "__call__"):
+        if not hasattr(loaded, attribute):
+            raise ValueError(f"{handle}: not an encoder export (no `{attribute}`)")
+    return loaded
+
+
+def load_keras_encoder(handle: str, dtype: str | None = None) -> AlbertEncoder:
+    """An encoder export restored into our Keras 3 `AlbertEncoder`, to fine-tune in a Keras model.
+
+    Why not `keras.layers.TFSMLayer(..., trainable=True)`: it names its weights after the
+    SavedModel's TensorFlow names (`embeddings_word_embeddings:0`), and every Keras 3 optimizer
+    with slots (Adam, AdamW, LAMB) builds a slot name from them that TensorFlow refuses (the
+    `:0`, which every TensorFlow variable name ends in); only SGD trains. The encoder here is
+    built from the export's `albert_config.json` asset under its dtype, and every variable is
+    assigned from the export's by name, strictly (any missing, unused or mis-shaped variable is
+    one `CheckpointMismatchError`). It owns its weights, so it trains with any optimizer, saves
+    to `.keras` files and checkpoints, and needs the export directory no more once loaded.
+
+    Args:
+      handle: the export directory (`export_tfhub --export_path`).
+      dtype: "float32" or "bfloat16" (the mixed policy: bfloat16 matmuls, float32 variables);
+        default the export's own (`export_tfhub --dtype`).
+
+    Example:
+        >>> encoder = load_keras_encoder("out/encoder")
+        >>> inputs = {name: keras.Input((None,), dtype="int32", name=name)
+        ...           for name in ("input_word_ids", "input_mask", "input_type_ids")}
+        >>> model = keras.Model(inputs, keras.layers.Dense(2)(encoder(inputs)["pooled_output"]))
+        >>> model.compile(optimizer=keras.optimizers.AdamW(2e-5), loss=...)
+    """
+    handle = os.fspath(handle)
+    loaded = _load_export(handle)
+    config = load_export_config(handle)
+    stored = getattr(loaded, "compute_dtype", None)  # exports before --dtype: float32
+    dtype = dtype or (stored.numpy().decode("utf-8") if stored is not None else "float32")
+    if dtype not in EXPORT_DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(EXPORT_DTYPES)}, got {dtype!r}")
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(EXPORT_DTYPE_POLICIES[dtype])
+    try:
+        encoder = AlbertEncoder(config)
+    finally:
+        keras.config.set_dtype_policy(previous)
+    targets = keyed_variables(encoder.variables)
+    # The SavedModel keeps TensorFlow's variable names: the Keras path and ":0".
+    sources = {key.rpartition(":")[0] or key: variable
+               for key, variable in keyed_variables(loaded.variables).items()}
+    report = compare(handle, "AlbertEncoder", {k: v.shape for k, v in targets.items()},
+                     {k: v.shape for k, v in sources.items()}, allow_missing=(), allow_unused=(),
+                     kind="export")
+    for name in report.restored:
+        targets[name].assign(sources[name])
+    logging.info("Encoder export %s restored into AlbertEncoder (%s): %s", handle, dtype,
+                 report.summary())
+    return encoder
 
 
 def export_spm_model(handle: str | None, spm_model_file: str | None) -> str | None:

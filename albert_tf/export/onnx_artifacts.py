@@ -48,7 +48,10 @@ ONNX_FILE = "albert_encoder.onnx"
 ONNX_INT8_FILE = "albert_encoder_int8.onnx"
 ONNX_QUANTIZATIONS = ("none", "dynamic_int8")
 FLOAT_TOLERANCE = 1e-5  # max |ONNX Runtime − Keras|, float32 (the export's check)
-INT8_OPTIONS: dict[str, Any] = {"per_channel": False, "reduce_range": True, "fuse": True}
+# weight_type "uint8" (U8U8 kernels, no int16 saturation) is accurate without VNNI too, but
+# measured 0.88x ORT's own int8 at batch 8 on the AVX2 EPYC (benchmarks/RESULTS.md).
+INT8_OPTIONS: dict[str, Any] = {"per_channel": False, "reduce_range": True, "fuse": True,
+                                "weight_type": "int8"}
 ONNX_INT8_VNNI_FILE = "albert_encoder_int8_vnni.onnx"
 # The int8 files an export writes: serving.json key, file, options over INT8_OPTIONS. The
 # 7-bit file is exact on every x86 CPU; the full-range one only with int8 dot-product units
@@ -105,7 +108,8 @@ def quantize_int8(source: str, destination: str, num_heads: int, hidden_size: in
                                      hidden_size=hidden_size).save_model_to_file(fused)
             source = fused
         # The fused com.microsoft ops defeat ONNX shape inference: tensors default to float.
-        quantize_dynamic(source, destination, weight_type=QuantType.QInt8,
+        weight_type = {"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}[settings["weight_type"]]
+        quantize_dynamic(source, destination, weight_type=weight_type,
                          per_channel=settings["per_channel"],
                          reduce_range=settings["reduce_range"],
                          op_types_to_quantize=["MatMul", "Attention"],

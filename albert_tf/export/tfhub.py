@@ -167,9 +167,11 @@ def resolve_sources(albert_directory: str | None, albert_config_file: str | None
                     checkpoint: str | None, checkpoint_name: str,
                     spm_model_file: str | None) -> tuple[str | None, str | None, str | None]:
     """(config file, checkpoint, SentencePiece model) from the flags: explicit ones win, then
-    the --albert_directory tarball layout (or an HF directory), then an HF checkpoint's files."""
+    the --albert_directory tarball layout (or an HF directory or TF1 Hub module), then an HF
+    checkpoint's files or a TF1 Hub module's SentencePiece asset."""
     if albert_directory:
-        if checkpoints.is_hf_checkpoint(albert_directory):
+        if (checkpoints.is_hf_checkpoint(albert_directory)
+                or checkpoints.is_tf1_hub_module(albert_directory)):
             checkpoint = checkpoint or albert_directory
         else:
             checkpoint = checkpoint or os.path.join(albert_directory, checkpoint_name)
@@ -180,4 +182,7 @@ def resolve_sources(albert_directory: str | None, albert_config_file: str | None
                 spm_model_file = tarball_spm
     if checkpoint and checkpoints.is_hf_checkpoint(checkpoint):
         spm_model_file = spm_model_file or checkpoints.spm_model_of(checkpoint)
+    if checkpoint and checkpoints.is_tf1_hub_module(checkpoint) and not spm_model_file:
+        with checkpoint_errors("checkpoint", checkpoint):
+            spm_model_file = checkpoints.read_tf1_hub_module(checkpoint).spm_model_file
     return albert_config_file, checkpoint, spm_model_file

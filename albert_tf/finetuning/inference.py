@@ -13,7 +13,9 @@ order and the padding dropped, so row order is the input order. The step is trac
 with the batch and sequence axes left open, so batches of different padded lengths (length
 buckets) reuse it; with `jit_compile` the model call is XLA-compiled (once per padded length).
 `jit_compile=None` decides at the first run from the dtype, the CPU and the number of batches
-and padded lengths (`hardware.predict_jit_compile`), as the fine-tuning runs do.
+and padded lengths (`hardware.predict_jit_compile`), as the fine-tuning runs do; both are
+counted by a pass over the dataset that runs no model (`batch_lengths`), as bucketed batches
+are not known before.
 On several workers each worker predicts the whole dataset it is given.
 Length-bucketed datasets (`bucketing.LengthBuckets.eval_batches`) reorder the examples and
 tag each with its file position; the results are put back in file order.
@@ -60,6 +62,21 @@ def _local_replicas(strategy: tf.distribute.Strategy) -> int:
         return strategy.num_replicas_in_sync
 
 
+def batch_lengths(dataset: tf.data.Dataset) -> dict[int | None, int]:
+    """{padded sequence length: number of batches} of a finite dataset of `features` or
+    `(features, passthrough)` batches, read from the first feature's last axis (None for
+    features without one). A pass over the data that runs no model: length-bucketed
+    batches (one partial batch per bucket) are not known before."""
+    def shape_of(*element):
+        return tf.shape(tf.nest.flatten(element[0])[0])
+
+    counts: dict[int | None, int] = {}
+    for shape in dataset.map(shape_of).as_numpy_iterator():
+        length = int(shape[-1]) if len(shape) >= 2 else None
+        counts[length] = counts.get(length, 0) + 1
+    return counts
+
+
 class Predictor:
     """Runs `model(features, training=False)` over `(features, passthrough)` batches.
 
@@ -72,15 +89,15 @@ class Predictor:
       log_every: log progress (examples/s, ETA) every this many batches.
       jit_compile: XLA-compile the model call (the outputs are the same within float
         round-off; which graph is faster depends on the dtype and the CPU); None: decided
-        at the first `run` by `hardware.predict_jit_compile(dtype, batches, num_lengths)`.
-      dtype / num_lengths: the model's --dtype and how many padded lengths the batches can
-        have (the length buckets; 1 when padded to max_seq_length), for `jit_compile=None`.
+        at the first `run` by `hardware.predict_jit_compile(dtype, batches, lengths)`, from
+        the batches and padded lengths that run's dataset has (`batch_lengths`).
+      dtype: the model's --dtype, for `jit_compile=None`.
     """
 
     def __init__(self, model: keras.Model, strategy: tf.distribute.Strategy | None = None,
                  outputs: Sequence[str] = ("logits",),
                  model_inputs: Callable[[dict], dict] | None = None, log_every: int = 100,
-                 jit_compile: bool | None = False, dtype: str = "float32", num_lengths: int = 1):
+                 jit_compile: bool | None = False, dtype: str = "float32"):
         self.model = model
         self.strategy = strategy or tf.distribute.get_strategy()
         self.outputs = tuple(outputs)
@@ -94,7 +111,6 @@ class Predictor:
         self.num_traces = 0
         self.jit_compile = jit_compile
         self.dtype = dtype
-        self.num_lengths = num_lengths
         self._step = None  # traced on first use
 
     def _replica_step(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
@@ -103,15 +119,17 @@ class Predictor:
         return {name: tf.cast(outputs[name], tf.float32) if outputs[name].dtype.is_floating
                 else outputs[name] for name in self.outputs}
 
-    def _trace(self, feature_spec: Any, num_batches: int | None = None) -> None:
+    def _trace(self, dataset: tf.data.Dataset, feature_spec: Any) -> None:
         strategy = self.strategy
         replicas = _local_replicas(strategy)
         if self.jit_compile is None:
-            self.jit_compile = predict_jit_compile(self.dtype, num_batches, self.num_lengths)
-            logging.info("Prediction runs the model %s under --dtype=%s (%s batches, %d padded "
+            lengths = batch_lengths(dataset)
+            batches = sum(lengths.values())
+            self.jit_compile = predict_jit_compile(self.dtype, batches, len(lengths))
+            logging.info("Prediction runs the model %s under --dtype=%s (%d batches, %d padded "
                          "length(s); benchmarks/RESULTS.md)",
                          "XLA-compiled" if self.jit_compile else "in the tf.function graph",
-                         self.dtype, num_batches if num_batches else "unknown", self.num_lengths)
+                         self.dtype, batches, len(lengths))
         replica_fn = (tf.function(self._replica_step, jit_compile=True) if self.jit_compile
                       else self._replica_step)
 
@@ -156,13 +174,13 @@ class Predictor:
         feature_spec = spec[0] if isinstance(spec, tuple) else spec
         collected: dict[str, list[np.ndarray]] = {}
         padded_lengths: dict[int, int] = {}  # padded sequence length → batches
+        if self._step is None:
+            self._trace(dataset, feature_spec)
         done, batches, start = 0, 0, time.perf_counter()
         for batch in dataset:
             features, passthrough = batch if isinstance(batch, tuple) else (batch, {})
             first = tf.nest.flatten(features)[0]
             rows = int(tf.shape(first)[0])
-            if self._step is None:
-                self._trace(feature_spec, -(-num_examples // rows) if num_examples else None)
             if first.shape.rank >= 2:
                 length = int(tf.shape(first)[-1])
                 padded_lengths[length] = padded_lengths.get(length, 0) + 1

@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
+from albert_tf.checkpoints.tf1_hub_files import is_tf1_hub_module
 from albert_tf.config import AlbertConfig
 from albert_tf.flag_errors import checkpoint_errors
 from albert_tf.tokenization import FullTokenizer
@@ -46,6 +47,8 @@ def config_source(opts: Any) -> str:
         return f"the config of --albert_hub_module_handle={handle}"
     if not opts.albert_config_file and _hf_init_checkpoint(opts):
         return f"the config.json of --init_checkpoint={opts.init_checkpoint}"
+    if not opts.albert_config_file and is_tf1_hub_module(getattr(opts, "init_checkpoint", None)):
+        return f"the albert_config.json of --init_checkpoint={opts.init_checkpoint}"
     return f"--albert_config_file={opts.albert_config_file}"
 
 
@@ -61,6 +64,8 @@ def tokenizer_source(opts: Any) -> str:
     if getattr(opts, "albert_hub_module_handle", None):
         return ("the SentencePiece model of "
                 f"--albert_hub_module_handle={opts.albert_hub_module_handle}")
+    if is_tf1_hub_module(getattr(opts, "init_checkpoint", None)):
+        return f"the SentencePiece model of --init_checkpoint={opts.init_checkpoint}"
     return f"the spiece.model of --init_checkpoint={opts.init_checkpoint}"
 
 
@@ -76,8 +81,9 @@ def check_vocab_fits(config: AlbertConfig, tokenizer: FullTokenizer, opts: Any) 
 def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
                           check: Callable[[Any, str], Any] | None = None,
                           flag: str = "init_checkpoint") -> None:
-    """Raises PreflightError when `--init_checkpoint` (attribute `flag` of `opts`) is missing,
-    unreadable or does not fit the model `build_model()` makes; nothing when it is unset.
+    """Raises PreflightError when `--init_checkpoint` (attribute `flag` of `opts`; also
+    "albert_hub_module_handle" for a TF1 Hub module) is missing, unreadable or does not fit
+    the model `build_model()` makes; nothing when it is unset.
 
     `check(model, path)` is the warm start's dry run (default: fine-tuning's: every
     encoder variable required, the head optional).
@@ -85,7 +91,7 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
     path = getattr(opts, flag, None)
     if not path:
         return
-    if getattr(opts, "albert_hub_module_handle", None):
+    if getattr(opts, "albert_hub_module_handle", None) and flag != "albert_hub_module_handle":
         raise PreflightError(
             f"--{flag}={path} and --albert_hub_module_handle={opts.albert_hub_module_handle} "
             "both give the initial weights; pass one of them")

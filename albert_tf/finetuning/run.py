@@ -34,7 +34,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.model_source import task_config, task_model_fn, task_tokenizer
+from albert_tf.model_source import initial_checkpoint, task_config, task_model_fn, task_tokenizer
 from albert_tf.checkpoints.warm_starting import RestoreReport, head_parts, warm_start
 from albert_tf.config import AlbertConfig
 from albert_tf.export.tflite import TFLiteExportError, check_quantization
@@ -153,11 +153,16 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
         self.model_fn = task_model_fn(self.build_model, self.config,
                                       opts.albert_hub_module_handle)
         check_init_checkpoint(self.model_fn, opts)
+        # --init_checkpoint, or a TF1 Hub module handle: the checkpoint the warm start reads.
+        self.initial_checkpoint = initial_checkpoint(opts.init_checkpoint,
+                                                     opts.albert_hub_module_handle)
+        if self.initial_checkpoint and not opts.init_checkpoint:
+            check_init_checkpoint(self.model_fn, opts, flag="albert_hub_module_handle")
         self.result = self.result_type(eval_results=self.eval_results)
         self.read_examples()
         self.build_features()
         self.buckets = self.choose_buckets()
-        self.setup(self.training_plan(), self.buckets)
+        self.setup(self.training_plan())
 
     def _check_phases(self) -> None:
         """At least one phase is asked for (the switches these options have)."""
@@ -248,9 +253,9 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
         return self.result
 
     # ----- construction -----
-    def setup(self, plan: TrainingPlan, buckets: LengthBuckets | None) -> None:
+    def setup(self, plan: TrainingPlan) -> None:
         """Builds the Trainer (AdamW/LAMB with the original's schedule), the evaluator and
-        the predictor (traced for the bucket lengths of `buckets`, or one length)."""
+        the predictor (its graph chosen at its first run, for the lengths of its data)."""
         opts = self.opts
         steps = plan.num_train_steps if opts.do_train else 0
         loop_config = opts.loop_config(
@@ -264,30 +269,41 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
             def optimizer_fn():
                 return create_optimizer(plan.optimizer_name, opts.learning_rate,
                                         plan.num_train_steps, plan.num_warmup_steps)
-        init_fn = self.warm_start if opts.init_checkpoint else None
+        init_fn = (self.warm_start if self.initial_checkpoint
+                   else self.export_start if opts.albert_hub_module_handle else None)
         self.trainer = Trainer(self.model_fn, plan.objective, loop_config, optimizer_fn,
                                self.strategy, init_fn=init_fn)
         self.evaluator = CheckpointEvaluator(opts.output_dir, plan.metric_key,
                                              self.evaluate_current, self.trainer.restore_model)
         # The prediction graph (plain or XLA) is chosen at the first prediction, by dtype,
-        # CPU and the run's size (`hardware.predict_jit_compile`).
+        # CPU and the batches and padded lengths of its data (`hardware.predict_jit_compile`).
         self.predictor = Predictor(self.trainer.model, self.trainer.strategy,
                                    plan.predict_outputs, plan.model_inputs, jit_compile=None,
-                                   dtype=opts.dtype,
-                                   num_lengths=len(buckets.lengths) if buckets else 1)
+                                   dtype=opts.dtype)
 
     def warm_start(self, model: keras.Model) -> None:
-        """--init_checkpoint (original TF1, HF or ours): every encoder variable must be restored,
-        the head may start fresh; the report goes to the run's result too."""
-        self.restore_report = warm_start(model, self.opts.init_checkpoint, head_parts(model))
+        """--init_checkpoint (original TF1, HF, ours or a TF1 Hub module) or a TF1 Hub module
+        handle: every encoder variable must be restored, the head may start fresh; the report
+        goes to the run's result too."""
+        self.restore_report = warm_start(model, self.initial_checkpoint, head_parts(model))
         if getattr(self, "result", None) is not None:
             self.result.restore_report = self.restore_report
+
+    def export_start(self, model: keras.Model) -> str:
+        """Where a run on an encoder export starts (the Trainer's init_fn; the export's
+        weights are in the model already): the encoder's variables from the export, the
+        head's from their initialisers, each counted."""
+        encoder_ids = {id(v) for v in model.encoder.trainable_variables}
+        fresh = sum(id(v) not in encoder_ids for v in model.trainable_variables)
+        head = " + ".join(part.replace("_", "-") for part in head_parts(model)) or "head"
+        return (f"{len(model.trainable_variables) - fresh} encoder variables from the export, "
+                f"{fresh} {head} variables freshly initialised")
 
     def load_initial_weights(self) -> None:
         """--init_checkpoint (or the export's weights) into the model, once per run."""
         if self._initial_weights_loaded:
             return
-        if self.opts.init_checkpoint:
+        if self.initial_checkpoint:
             with self.strategy.scope():
                 self.warm_start(self.trainer.model)
         else:

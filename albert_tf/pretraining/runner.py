@@ -18,6 +18,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Callable, Sequence, Union
 
 from albert_tf.checkpoints.kinds import is_hf_checkpoint as is_hf_directory
+from albert_tf.checkpoints.tf1_hub_files import is_tf1_hub_module
 from albert_tf.data.instances import SENTENCE_TASKS
 from albert_tf.training.flags import EVAL_POLL_RANGES, POSITIVE, FloatRange, float_problem
 from albert_tf.training.loop_options import LoopOptions
@@ -84,13 +85,15 @@ class PretrainingRunOptions(LoopOptions):
         if self.sentence_prediction not in (None, *SENTENCE_TASKS):
             raise ValueError(f"--sentence_prediction={self.sentence_prediction}: expected one of "
                              f"{', '.join(SENTENCE_TASKS)}")
-        if is_hf_directory(self.init_checkpoint):  # config.json, checked against the file if given
+        # An HF directory's config.json or a TF1 Hub module's config asset, checked against
+        # the file if given.
+        if is_hf_directory(self.init_checkpoint) or is_tf1_hub_module(self.init_checkpoint):
             from albert_tf.model_source import task_config
 
             config = task_config(self.albert_config_file, None, self.init_checkpoint)
         elif not self.albert_config_file:
             raise ValueError("--albert_config_file is required unless --init_checkpoint is a "
-                             "Hugging Face directory")
+                             "Hugging Face directory or a TF1 Hub module")
         else:
             config = AlbertConfig.from_json_file(self.albert_config_file)
         if self.max_seq_length > config.max_position_embeddings:

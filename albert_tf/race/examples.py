@@ -53,11 +53,13 @@ class RaceExample:
 
 @dataclasses.dataclass
 class RaceSplit:
-    """The examples of one split and a digest of the bytes they were read from."""
+    """The examples of one split, a digest of the bytes they were read from, the number of
+    files and the levels read (those whose directory exists, in reading order)."""
 
     examples: list[RaceExample]
     source_digest: str
     files: int
+    levels: tuple[str, ...] = ()
 
 
 def levels_to_read(high_only: bool = False, middle_only: bool = False) -> tuple[str, ...]:
@@ -172,11 +174,13 @@ def read_race_split(data_dir: str, split: str, levels: Sequence[str] = LEVELS,
     hasher = hashlib.sha256()
     examples: list[RaceExample] = []
     num_files = 0
+    read: list[str] = []
     for level in levels:
         level_dir = os.path.join(base, level)
         if not is_dir(level_dir):
             logging.info("RACE %s: no %s directory %s; skipped", split, level, level_dir)
             continue
+        read.append(level)
         files = article_files(level_dir)
         if not files:
             logging.warning("RACE %s: %s holds no *.txt file", split, level_dir)
@@ -190,4 +194,4 @@ def read_race_split(data_dir: str, split: str, levels: Sequence[str] = LEVELS,
                      len(examples) - before, len(files), level_dir)
     if not examples:
         raise RaceDataError(f"{base}: no RACE question found under {' or '.join(levels)}/")
-    return RaceSplit(examples, hasher.hexdigest()[:16], num_files)
+    return RaceSplit(examples, hasher.hexdigest()[:16], num_files, tuple(read))

@@ -115,7 +115,7 @@ class RaceRun(FineTuningRun[RaceRunOptions, RaceRunResult],
             for split in wanted}
         for split, data in self.data.items():
             logging.info("RACE %s: %d questions (%s)", split, len(data.examples),
-                         ", ".join(self.levels))
+                         ", ".join(data.levels))
 
     def build_features(self) -> None:
         """Each split's cache: the file named by --train_file/--eval_file/--predict_file (the

@@ -123,6 +123,7 @@ class CheckpointEvaluator:
         self.best_lines = best_lines
         self.last_step, self.best_step, self.best_value = -1, None, None
         self.best_results: dict[str, float] | None = None
+        self._resumed_unlogged = False  # best_trial.txt was read; said when evaluation starts
         self._read_state()
 
     @property
@@ -142,8 +143,15 @@ class CheckpointEvaluator:
         except ValueError:
             raise ValueError(f"{path}: expected 'global_step:best_step:best_value', "
                              f"got {text!r}") from None
-        logging.info("Resuming evaluation after step %d (best %s = %s at step %d)",
-                     self.last_step, self.metric_key, self.best_value, self.best_step)
+        self._resumed_unlogged = True
+
+    def log_resume(self) -> None:
+        """Says, once and only when an evaluation runs, that it resumes after the steps
+        best_trial.txt records (a run that only predicts or exports evaluates nothing)."""
+        if self._resumed_unlogged:
+            self._resumed_unlogged = False
+            logging.info("Resuming evaluation after step %d (best %s = %s at step %d)",
+                         self.last_step, self.metric_key, self.best_value, self.best_step)
 
     def _is_better(self, value: float) -> bool:
         if value is None or math.isnan(value):
@@ -159,6 +167,7 @@ class CheckpointEvaluator:
 
         `prefix` None evaluates the model's current weights without recording a best.
         """
+        self.log_resume()
         if restore and prefix:
             self.restore_fn(prefix)
         results = dict(self.evaluate_fn(step))
@@ -337,6 +346,7 @@ def follow_training(evaluator: CheckpointEvaluator, final_step: int, settings: P
     skipped. Returns `results` (a new list by default) with each evaluation's metrics appended
     as it is done."""
     results = [] if results is None else results
+    evaluator.log_resume()
 
     def evaluate(step: int, prefix: str) -> None:
         found = evaluator.evaluate_if_present(step, prefix)

@@ -124,8 +124,9 @@ class Trainer:
         config: LoopConfig.
         optimizer_fn: () → keras optimizer (e.g. `create_optimizer`); None for eval only.
         strategy: default: the current (default) strategy.
-        init_fn: (model) → None, a warm start (e.g. --init_checkpoint) applied only when
-            output_dir holds no checkpoint to resume from.
+        init_fn: (model) → None or a few words on where the weights came from (logged with
+            the variable count; default "warm start"): the initial weights (e.g.
+            --init_checkpoint), applied only when output_dir holds no checkpoint to resume from.
         callbacks: Callback objects.
 
     Example:
@@ -139,7 +140,7 @@ class Trainer:
     def __init__(self, model_fn: Callable[[], keras.Model], objective: Objective,
                  config: LoopConfig, optimizer_fn: Callable[[], Any] | None = None,
                  strategy: tf.distribute.Strategy | None = None,
-                 init_fn: Callable[[keras.Model], None] | None = None,
+                 init_fn: Callable[[keras.Model], str | None] | None = None,
                  callbacks: Sequence[Callback] = ()):
         self.strategy = strategy or tf.distribute.get_strategy()
         self.config = config
@@ -361,10 +362,11 @@ class Trainer:
             logging.info("Resuming from checkpoint %s at step %d", restored,
                          int(self.global_step.numpy()))
         else:
+            origin = "fresh initialisation"
             if self.init_fn is not None:
                 with self.strategy.scope():
-                    self.init_fn(self.model)
-            self._log_variables("warm start" if self.init_fn else "fresh initialisation")
+                    origin = self.init_fn(self.model) or "warm start"
+            self._log_variables(origin)
         return iterator, bool(restored)
 
     def train(self, dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset]

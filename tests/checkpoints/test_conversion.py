@@ -100,12 +100,18 @@ def test_export_checkpoints_on_a_released_tarball_layout(original_dir, tmp_path)
 
 
 def test_command_lines(original_dir, tmp_path):
-    """`python -m albert_tf.convert` and the original's export_checkpoints flags."""
+    """`python -m albert_tf.convert` and the original's export_checkpoints flags; the
+    latter says each thing once, in its log (issue 28: it printed each line a second time)."""
     result = processes.run(["-m", "albert_tf.export_checkpoints",
                             f"--albert_directory={original_dir}", "--checkpoint_name=model.ckpt-best",
                             "--do_lower_case", f"--export_path={tmp_path}/export/model.ckpt"])
     assert result.returncode == 0, result.stderr[-2000:]
-    assert f"restored 80 variables from {original_dir}/model.ckpt-best" in result.stdout
+    weights = len(tf1_tensors(str(original_dir / "model.ckpt-best"))) - 1  # not global_step
+    assert result.stdout == ""
+    for line in (f"restored {weights} variables from {original_dir}/model.ckpt-best",
+                 f"Wrote original-format checkpoint {tmp_path}/export/model.ckpt "
+                 f"({weights + 1} variables)"):
+        assert result.stderr.count(line) == 1, (line, result.stderr[-3000:])
     result = processes.run(["-m", "albert_tf.convert", f"--input={tmp_path}/export",
                             f"--albert_config_file={original_dir}/albert_config.json",
                             f"--output={tmp_path}/hf", "--to=hf"])
@@ -118,3 +124,17 @@ def test_command_lines(original_dir, tmp_path):
     report = checkpoints.load_checkpoint(classifier, str(tmp_path / "hf"),
                                          allow_missing=["classifier_head"])
     assert report.kind == "hf" and len(report.restored) == len(classifier.encoder.weights)
+
+
+def test_convert_logs_the_output_directory_not_its_staging_one(original_dir, tmp_path, caplog):
+    """Issue 28: `convert --to=hf` logged `Wrote Hugging Face … to …/.hf.<hex>.tmp`; the line
+    names the directory the files are in, with the count of tensors the file holds."""
+    import logging
+
+    output = tmp_path / "hf"
+    with caplog.at_level(logging.INFO, logger="absl"):
+        convert_checkpoint(str(original_dir / "model.ckpt-best"), str(output), "hf")
+    tensors = len(load_file(str(output / "model.safetensors")))
+    assert (f"Wrote Hugging Face AlbertForPreTraining to {output} ({tensors} tensors)"
+            in caplog.text)
+    assert ".tmp" not in caplog.text

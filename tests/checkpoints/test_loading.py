@@ -8,6 +8,7 @@ import tensorflow as tf
 from albert_tf import checkpoints
 from albert_tf.models import AlbertClassifier, AlbertPretrainer
 from albert_tf.checkpoints.ours import keyed_variables
+from tests.checkpoints.tf1_hub_module import write_tf1_hub_module
 from tests.conftest import random_inputs, tiny_config
 
 ENCODER_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -21,7 +22,7 @@ def classifier(config, classes=2):
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    """One pretrainer written in all three formats."""
+    """One pretrainer written in every format (a TF1 Hub module: `tf1_hub_module.py`)."""
     root = tmp_path_factory.mktemp("formats")
     config = tiny_config()
     source = AlbertPretrainer(config)
@@ -32,6 +33,7 @@ def saved(tmp_path_factory):
             str(root / "ours" / "ckpt")),
         "hf": checkpoints.save_hf_checkpoint(source, str(root / "hf")),
     }
+    paths["tf1_hub"] = write_tf1_hub_module(str(root / "hub"), config, paths["original"])
     return source, paths
 
 
@@ -45,7 +47,7 @@ def test_every_kind_loads_the_encoder_and_names_the_absent_head(saved, kind):
     with pytest.raises(checkpoints.CheckpointMismatchError) as error:
         checkpoints.validate_checkpoint(model, path)
     head = {"original": "output_weights", "ours": "classifier_head/output_weights",
-            "hf": "classifier.weight"}[kind]
+            "hf": "classifier.weight", "tf1_hub": "output_weights"}[kind]
     assert f"missing from the checkpoint (2): {head}" in str(error.value)
     report = checkpoints.validate_checkpoint(model, path, allow_missing=["classifier_head"])
     assert report.kind == kind and len(report.restored) == 25

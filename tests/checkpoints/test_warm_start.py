@@ -74,3 +74,23 @@ def test_our_checkpoint_warm_start_and_group0(tmp_path, one_group_model):
     model = built(tiny_config(num_hidden_layers=3, num_hidden_groups=3))
     warm_start(model, str(tmp_path), init_from_group0=True)
     assert_every_group_is_group0_of(model, one_group_model, 3)
+
+
+def test_full_pretraining_checkpoint_counts_each_variable_once(tmp_path, caplog):
+    """Issue 28: the tied MLM head references the 5 embedding tables; they are encoder
+    variables, counted there only, so a full checkpoint reads "7/7" head variables, not
+    "7/12". The counts come from the checkpoint's own names: `bert/…` encoder, `cls/…` heads."""
+    import logging
+
+    config = tiny_config()
+    path = save_original_checkpoint(built(config), str(tmp_path / "model.ckpt"), global_step=3)
+    names = [name for name, _ in tf.train.list_variables(path) if name != "global_step"]
+    encoder = len([n for n in names if n.startswith("bert/")])
+    heads = len([n for n in names if n.startswith("cls/")])
+    assert encoder + heads == len(names) and heads == 7
+    with caplog.at_level(logging.INFO, logger="absl"):
+        report = warm_start(built(config), path, init_from_group0=False)
+    assert (report.encoder_restored, report.encoder_total) == (encoder, encoder)
+    assert (report.head_restored, report.head_total) == (heads, heads)
+    assert (f"restored {encoder}/{encoder} encoder variables and {heads}/{heads} mlm-head + "
+            f"sop-head variables from original TF1 checkpoint {path}") in caplog.text

@@ -111,7 +111,9 @@ def test_auto_picks_onnxruntime_for_onnx_files_and_int8_and_says_so(exported, ca
     lines = capfd.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and ONNX_INT8_FILE in lines[0] and "auto" in lines[0], lines
     assert load_serving(os.path.join(path, "onnx", ONNX_FILE)).backend == "onnxruntime"
-    assert load_serving(path, batch_size=1).backend == "tensorflow"  # float32 export
+    # A float32 export with its ONNX file: AVX2's fp32 cells put ONNX Runtime before TensorFlow.
+    assert load_serving(path, batch_size=1).backend == "onnxruntime"
+    assert load_serving(path, batch_size=8).backend == "onnxruntime"
     # Without onnxruntime, OpenVINO reads the ONNX file; with neither, one clear line.
     onnx_file = Artifact(os.path.join(path, "onnx", ONNX_FILE))
     monkeypatch.setattr(engines, "installed", lambda name: name == "openvino")
@@ -164,3 +166,37 @@ def test_what_the_builder_cannot_write_fails_with_one_clear_line(tmp_path, monke
         write_onnx_artifacts(AlbertEncoder(tiny_config()), str(tmp_path / "other"))
     with pytest.raises(OnnxExportError, match="quantization must be one of none, dynamic_int8"):
         write_onnx_artifacts(encoder, str(tmp_path), quantization="int4")
+
+
+def test_export_tfhub_onnx_shows_only_its_own_lines_in_absl_format(tmp_path):
+    """Issue 28: `export_tfhub --onnx` (with --openvino_ir where OpenVINO is installed, as the
+    README's command: its import took absl's handler off the root logger) let ONNX Runtime's
+    optimizer and quantizer lines through — one naming a --model_type flag we do not have,
+    one a temporary path — and switched the rest of the log to `INFO:absl:…`. At the default
+    verbosity every line is ours, in absl's format."""
+    import glob
+    import importlib.util
+    import re
+    import subprocess
+
+    from tests.training import processes
+
+    config = str(tmp_path / "albert_config.json")
+    tiny_config().to_json_file(config)
+    flags = [f"--albert_config_file={config}", f"--export_path={tmp_path / 'export'}", "--onnx"]
+    if importlib.util.find_spec("openvino") is not None:
+        flags.append("--openvino_ir")
+    env = processes.python_env()
+    env.pop("TF_CPP_MIN_LOG_LEVEL")  # as a user runs it
+    result = subprocess.run([sys.executable, "-m", "albert_tf.export_tfhub", *flags],
+                            cwd=processes.REPO, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    ours = {os.path.basename(path) for path in glob.glob(
+        os.path.join(processes.REPO, "albert_tf", "**", "*.py"), recursive=True)}
+    lines = result.stderr.splitlines()
+    assert any("onnx/albert_encoder_int8.onnx" in line for line in lines), result.stderr
+    for line in lines:
+        match = re.match(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ (\S+):\d+\] ", line)
+        assert match and match.group(1) in ours, line
+        assert ".tmp" not in line and "model_type" not in line, line

@@ -91,3 +91,35 @@ def test_mirrored_two_cpus_predict_as_one_device(spm_model, tmp_path):
         if lead > 1e-5:
             assert two["nbest_top"][qas_id][0] == text, qas_id
     assert two["eval_results"] == one["eval_results"]
+
+
+def test_the_graph_choice_counts_the_batches_and_lengths_the_data_has(caplog):
+    """Issue 28: with length buckets each bucket ends in a partial batch, so the batches are
+    more than ⌈examples / batch size⌉, and only the lengths the data reaches are used. The
+    first log line gives the counts the per-length table then adds up to."""
+    from albert_tf.finetuning.bucketing import LengthBuckets
+
+    lengths = [2, 18, 40, 7, 33, 9, 22, 3]  # padded to 16, 32 or 48 of the buckets up to 64
+    batch_size, step = 3, 16
+    ids = np.zeros((len(lengths), 64), np.int32)
+    for row, length in enumerate(lengths):
+        ids[row, :length] = 1
+    per_length: dict[int, int] = {}
+    for length in lengths:
+        padded = -(-length // step) * step
+        per_length[padded] = per_length.get(padded, 0) + 1
+    batches = {length: -(-count // batch_size) for length, count in sorted(per_length.items())}
+    total = sum(batches.values())
+    assert (total, len(batches)) == (4, 3)  # not ⌈8 / 3⌉ = 3 batches, not all 4 lengths
+    dataset = LengthBuckets(64, step).eval_batches(
+        tf.data.Dataset.from_tensor_slices(({"x": ids, "input_mask": ids},
+                                            {"row": np.arange(len(lengths))})), batch_size)
+    predictor = Predictor(_model(), outputs=("total",), jit_compile=None,
+                          model_inputs=lambda features: {"ids": features["x"]})
+    with caplog.at_level(logging.INFO, logger="absl"):
+        result = predictor.run(dataset, num_examples=len(lengths), description="Predicting")
+    np.testing.assert_array_equal(result["row"], np.arange(len(lengths)))
+    assert (f"({total} batches, {len(batches)} padded length(s); benchmarks/RESULTS.md)"
+            in caplog.text)
+    table = ", ".join(f"{length}: {count}" for length, count in batches.items())
+    assert f"Predicting: batches per padded length: {table}" in caplog.text

@@ -51,8 +51,9 @@ def test_old_module_names_are_gone(gone):
 
 
 def test_length_buckets_sets_no_hidden_state():
-    """The predictor's lengths come from the buckets passed to `setup`, so choosing them has
-    no side effect that `setup` would silently depend on."""
+    """The datasets' lengths come from the buckets `__init__` keeps from its return
+    (`self.buckets`), so choosing them has no side effect that a later step would silently
+    depend on."""
     fake = types.SimpleNamespace(opts=types.SimpleNamespace(bucket_by_length=True),
                                  strategy=tf.distribute.get_strategy())
     before = dict(vars(fake))

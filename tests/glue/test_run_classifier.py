@@ -137,6 +137,33 @@ def test_evaluation_resumes_without_repeating(runs):
         assert f.read() == before
 
 
+def test_an_export_only_run_claims_no_evaluation(runs, tmp_path, caplog):
+    """Issue 28: --export_dir alone (no --do_train/--do_eval) in an output_dir with
+    best_trial.txt evaluates nothing, so it says nothing of resuming an evaluation; it
+    exports the best checkpoint."""
+    from absl import flags
+    from absl import logging as absl_logging
+
+    options, result = runs["mrpc"]
+    export_only = GlueRunOptions(**{**vars(options), "do_train": False, "do_eval": False,
+                                    "do_predict": False, "export_dir": str(tmp_path / "export")})
+    # A tool's verbosity (INFO): TensorFlow's SavedModel writer resets absl's level to it.
+    flags.FLAGS.mark_as_parsed()
+    verbosity = absl_logging.get_verbosity()
+    absl_logging.set_verbosity(absl_logging.INFO)
+    try:
+        with caplog.at_level(logging.INFO, logger="absl"):
+            again = run(export_only)
+    finally:
+        absl_logging.set_verbosity(verbosity)
+        flags.FLAGS.unparse_flags()
+    assert again.eval_results == [] and os.path.isdir(again.export_dir)
+    assert "Resuming evaluation" not in caplog.text
+    assert "Evaluating" not in caplog.text
+    # The files written inside the export's staging directory are named where they end up.
+    assert f"Wrote {tmp_path / 'export'}/" in caplog.text and ".tmp" not in caplog.text
+
+
 def test_ax_and_mnli_mismatched_from_the_mnli_model(runs, glue_dir, tiny_config_file, text_assets,
                                                     tmp_path):
     """AX is registered (Q19): predicted with the MNLI model, as is MNLI-mm's dev/test."""

@@ -91,8 +91,9 @@ def test_absent_level_is_skipped_with_a_log_line(tmp_path, caplog):
     data_dir = copy_fixtures(tmp_path)
     shutil.rmtree(os.path.join(data_dir, "RACE", "dev", "high"))
     with caplog.at_level("INFO", logger="absl"):  # other tests may raise absl's level
-        examples = read_race_split(data_dir, "dev").examples
-    assert [e.level for e in examples] == ["middle", "middle"]
+        split = read_race_split(data_dir, "dev")
+    assert [e.level for e in split.examples] == ["middle", "middle"]
+    assert split.levels == ("middle",)  # the levels read, for the run's summary line
     assert any("no high directory" in r.getMessage() and "skipped" in r.getMessage()
                for r in caplog.records)
 

@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -171,15 +172,24 @@ def test_eval_only_from_an_original_checkpoint(config_file, spm_model, tmp_path,
     assert "eval_accuracy_middle" in evaluation
 
 
-def test_fine_tunes_an_encoder_export(config_file, spm_model, tmp_path):
-    """--albert_hub_module_handle: config and tokenizer from the export, its variables train."""
+def test_fine_tunes_an_encoder_export(config_file, spm_model, tmp_path, caplog):
+    """--albert_hub_module_handle: config and tokenizer from the export, its variables train.
+    The log's counts agree: the export's variables, and RACE's fresh [1, H] head (issue 28)."""
     from albert_tf.export.tfhub import export_encoder
 
     config = AlbertConfig.from_json_file(config_file)
     handle = export_encoder(config, None, str(tmp_path / "export"), spm_model, True, False)
-    result = run(_options(tmp_path / "out", albert_hub_module_handle=handle, train_step=2,
-                          do_eval=False, do_predict=True))
+    with caplog.at_level("INFO", logger="absl"):
+        result = run(_options(tmp_path / "out", albert_hub_module_handle=handle, train_step=2,
+                              do_eval=False, do_predict=True))
     assert result.train_logs["loss"] > 0
+    exported = len(tf.saved_model.load(handle).trainable_variables)
+    head = 2  # output_weights [1, H] and output_bias [1]
+    assert (f"Initial weights: all {exported} encoder variables from the export {handle}"
+            in caplog.text)
+    assert (f"{exported + head} trainable variables ({exported} encoder variables from the "
+            f"export, {head} classifier-head variables freshly initialised)") in caplog.text
+    assert "fresh initialisation" not in caplog.text
     assert len(read_predictions(str(tmp_path / "out" / "predictions.tsv"))) == 3
 
 
@@ -193,6 +203,23 @@ def test_stale_named_cache_is_refused(config_file, spm_model, tmp_path):
     with pytest.raises(FeatureCacheError, match=r"test\.tf_record: cached features were built "
                                                 r"with max_qa_length=16 \(now 8\)"):
         run(_options(tmp_path / "b", max_qa_length=8, **common))
+
+
+def test_summary_names_only_the_levels_read(config_file, spm_model, tmp_path, caplog):
+    """Issue 28: with the high directory absent, the split's line counts the middle
+    questions and names that level alone."""
+    data_dir = copy_fixtures(tmp_path)
+    shutil.rmtree(os.path.join(data_dir, "RACE", "test", "high"))
+    middle = os.path.join(data_dir, "RACE", "test", "middle")
+    questions = 0
+    for name in os.listdir(middle):
+        with open(os.path.join(middle, name), encoding="utf-8") as f:
+            questions += len(json.load(f)["questions"])
+    with caplog.at_level("INFO", logger="absl"), pytest.raises(ValueError, match="no weights"):
+        run(_options(tmp_path / "out", data_dir=data_dir, albert_config_file=config_file,
+                     spm_model_file=spm_model, do_train=False, do_eval=False, do_predict=True))
+    assert "RACE test: no high directory" in caplog.text
+    assert f"RACE test: {questions} questions (middle)\n" in caplog.text
 
 
 def _cli(args, cwd):

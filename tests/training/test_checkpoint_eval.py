@@ -3,6 +3,7 @@ and how a restarted evaluation resumes."""
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 
@@ -90,7 +91,7 @@ def test_the_first_result_is_a_best_even_below_zero(tmp_path):
     assert _stored_weight(os.path.join(str(tmp_path), BEST_PREFIX)) == 2.0
 
 
-def test_resume_from_best_trial_skips_evaluated_steps(tmp_path):
+def test_resume_from_best_trial_skips_evaluated_steps(tmp_path, caplog):
     task = FakeTask(str(tmp_path), {1: 0.5, 2: 0.7, 3: 0.6, 4: 0.8})
     task.save(1)
     task.save(2)
@@ -99,10 +100,16 @@ def test_resume_from_best_trial_skips_evaluated_steps(tmp_path):
 
     task.save(3)
     task.save(4)
-    restarted = task.evaluator()  # a new process: state read from best_trial.txt
-    assert (restarted.last_step, restarted.best_step, restarted.best_value) == (2, 2, 0.7)
-    assert [s for s, _ in restarted.pending()] == [3, 4]
-    restarted.evaluate_pending()
+    with caplog.at_level(logging.INFO, logger="absl"):
+        restarted = task.evaluator()  # a new process: state read from best_trial.txt
+        assert (restarted.last_step, restarted.best_step, restarted.best_value) == (2, 2, 0.7)
+        assert [s for s, _ in restarted.pending()] == [3, 4]
+        # Issue 28: said when an evaluation runs, not when the evaluator is made (a run that
+        # only exports makes one too), and once.
+        assert "Resuming evaluation" not in caplog.text
+        restarted.evaluate_pending()
+    assert caplog.text.count("Resuming evaluation") == 1
+    assert "Resuming evaluation after step 2 (best f1 = 0.7 at step 2)" in caplog.text
     assert task.evaluated == [1, 2, 3, 4]  # 1 and 2 not redone
     assert (restarted.best_step, restarted.best_value) == (4, 0.8)
     assert _stored_weight(os.path.join(str(tmp_path), BEST_PREFIX)) == 4.0
