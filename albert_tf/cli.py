@@ -152,3 +152,34 @@ def run_from_flags(options_class: type, run_fn: Callable[[Any, Any], Any],
     strategy (and seed, determinism) from the loop's flags."""
     return run_fn(options_from_flags(options_class, flag_values),
                   training_flags.setup_from_flags(flag_values))
+
+
+@dataclasses.dataclass(frozen=True)
+class FineTuningScript:
+    """A fine-tuning script's three entry points from its name, options class and runner:
+    `run()` (FLAGS → options → `<runner>.run`, imported on first use: fast --help),
+    `main(argv)` (after absl parsed the flags) and `console_main()` (the console script,
+    `python -m albert_tf.<name>` and the clone's `python <name>.py` shim).
+
+    Example (albert_tf/run_race.py):
+        >>> script = FineTuningScript("run_race", RaceRunOptions, "albert_tf.race.runner",
+        ...                           __name__)
+        >>> run, main, console_main = script.run, script.main, script.console_main
+    """
+
+    name: str
+    options_class: type
+    runner_module: str
+    module: str
+
+    def run(self) -> Any:
+        import importlib
+
+        return run_from_flags(self.options_class,
+                              importlib.import_module(self.runner_module).run)
+
+    def main(self, argv: Sequence[str]) -> None:
+        run_script(self.name, argv, self.run)
+
+    def console_main(self) -> None:
+        start(self.name, self.run, self.module)

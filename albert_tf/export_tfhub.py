@@ -40,10 +40,9 @@ from typing import Sequence
 
 from absl import app, flags
 
-from albert_tf import cli
-from albert_tf.export.choices import EXPORT_DTYPES
+from albert_tf import cli, options
+from albert_tf.export.choices import EXPORT_DTYPES, ServingFileOptions
 from albert_tf.export.onnx_artifacts import ONNX_QUANTIZATIONS
-from albert_tf.training import flags as training_flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_config_file", None, "The model's albert_config.json.")
@@ -59,13 +58,9 @@ flags.DEFINE_enum("dtype", "float32", list(EXPORT_DTYPES),
                   "The encoder export's compute dtype: bfloat16 runs its matmuls in bfloat16 "
                   "(LayerNorm, softmax, logits float32); inputs int32, outputs float32.")
 # Serving artifacts beside the SavedModel (albert_tf/export/serving_artifacts.py).
-training_flags.define_tflite_flag()  # written only when given here: no TFLite file by default
+options.define_flags(ServingFileOptions)  # --tflite_quantization, --openvino_ir, --onnx
 flags.DEFINE_integer("tflite_seq_length", 128, "Sequence length of albert_encoder.tflite (dynamic "
                      "batch; the loader pads shorter inputs).", lower_bound=1)
-training_flags.define_openvino_flag("openvino/albert_encoder.xml")
-flags.DEFINE_boolean("onnx", False, "Also write onnx/albert_encoder.onnx (our ONNX graph, float32) "
-                     "and, per --onnx_quantization, its int8 file (needs pip install "
-                     "'albert-tf[onnx]').")
 flags.DEFINE_enum("onnx_quantization", "dynamic_int8", list(ONNX_QUANTIZATIONS),
                   "With --onnx: 'dynamic_int8' also writes onnx/albert_encoder_int8.onnx (ONNX "
                   "Runtime dynamic quantization), 'none' the float32 file only.")

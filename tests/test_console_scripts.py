@@ -5,6 +5,7 @@ every command-line module at the package's top level has one."""
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 import pathlib
 import subprocess
@@ -42,8 +43,20 @@ def test_console_script_target_exists_and_takes_no_argument(script):
     twice): a top-level function whose parameters all have defaults."""
     module_name, _, function_name = SCRIPTS[script].partition(":")
     path = REPO.joinpath(*module_name.split(".")).with_suffix(".py")
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    if function_name not in functions and "cli.FineTuningScript(" in source:
+        # `run, main, console_main = _SCRIPT.run, …`: FineTuningScript.console_main(self).
+        assigned = {element.id for node in tree.body if isinstance(node, ast.Assign)
+                    for target in node.targets
+                    for element in (target.elts if isinstance(target, ast.Tuple) else [target])
+                    if isinstance(element, ast.Name)}
+        assert function_name in assigned, f"{script} -> {SCRIPTS[script]}: no such name"
+        from albert_tf.cli import FineTuningScript
+
+        assert list(inspect.signature(FineTuningScript.console_main).parameters) == ["self"]
+        return
     assert function_name in functions, f"{script} -> {SCRIPTS[script]}: no such function"
     arguments = functions[function_name].args
     required = (len(arguments.posonlyargs) + len(arguments.args) - len(arguments.defaults)

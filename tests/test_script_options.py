@@ -1,56 +1,119 @@
-"""Each script's options dataclass is its list of settings: `cli.options_from_flags` fills every
-field from the flag of the same name, so each field must have a flag with the same default
-(the script's `--help` then tells the truth about what an in-process caller gets)."""
+"""Each script option is declared once: a field of the script's options dataclass
+(`albert_tf.options.option`) that is its flag. The scripts define no flag of their own for a
+field, a subclass that only rewords a field keeps its base's default (`reworded`), the loop's
+`LoopConfig` inherits the shared settings, and the flags the scripts end up with carry the
+fields' defaults, help and bounds."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import importlib
 import json
 import os
 import subprocess
 import sys
 
 import pytest
+from absl import flags
+
+from albert_tf import options
+from albert_tf.training.loop_options import LoopSettings
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPTS = {
-    "run_classifier.py": "albert_tf.glue.runner:GlueRunOptions",
-    "run_race.py": "albert_tf.race.runner:RaceRunOptions",
-    "run_squad.py": "albert_tf.squad.runner:SquadRunOptions",
-    "run_pretraining.py": "albert_tf.pretraining.runner:PretrainingRunOptions",
+    "run_classifier": "albert_tf.glue.options:GlueRunOptions",
+    "run_race": "albert_tf.race.options:RaceRunOptions",
+    "run_squad": "albert_tf.squad.options:SquadRunOptions",
+    "run_pretraining": "albert_tf.pretraining.runner:PretrainingRunOptions",
 }
+
+
+def options_class(target: str) -> type:
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def hand_defined_flags(path: str) -> set[str]:
+    """Names of the flags a module defines itself (`flags.DEFINE_*("name", ...)`)."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    return {node.args[0].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr.startswith("DEFINE") and node.args
+            and isinstance(node.args[0], ast.Constant)}
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_the_script_defines_no_flag_of_an_option_by_hand(script):
+    fields = {field.name for field in dataclasses.fields(options_class(SCRIPTS[script]))}
+    for path in (f"{REPO}/albert_tf/{script}.py", f"{REPO}/albert_tf/training/flags.py"):
+        assert not hand_defined_flags(path) & fields, path
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_a_redeclared_field_has_its_own_default_or_is_reworded(script):
+    """A subclass field that repeats an ancestor's default must be `reworded` (which copies
+    it), so each default is written once."""
+    repeated = []
+    for cls in options_class(SCRIPTS[script]).__mro__:
+        own = cls.__dict__.get("__annotations__", {})
+        for base in cls.__mro__[1:]:
+            for name in own:
+                if name in base.__dict__.get("__annotations__", {}):
+                    mine, theirs = cls.__dataclass_fields__[name], base.__dataclass_fields__[name]
+                    same = (mine.default == theirs.default
+                            or mine.default is theirs.default)  # NaN
+                    if same and options.REWORDED not in mine.metadata:
+                        repeated.append(f"{cls.__name__}.{name} repeats {base.__name__}'s "
+                                        f"default {mine.default!r}")
+    assert not repeated
+
+
+def test_loop_config_inherits_the_shared_settings():
+    from albert_tf.training.loop import LoopConfig
+
+    assert issubclass(LoopConfig, LoopSettings)
+    assert not set(LoopConfig.__dict__.get("__annotations__", {})) & {
+        field.name for field in dataclasses.fields(LoopSettings)}
+    from albert_tf.training.loop_options import LoopOptions
+
+    config = LoopConfig.from_options(LoopOptions(log_steps=7, dtype="bfloat16"), output_dir="o")
+    assert (config.log_steps, config.dtype, config.jit_compile) == (7, "bfloat16", False)
+
 
 # Run in one child process (TensorFlow imported once): the scripts define clashing flags, so the
 # flags each script adds are removed again before the next one is imported.
 PROBE = r"""
-import dataclasses, importlib, importlib.util, json, sys
+import dataclasses, importlib, json, math, sys
 from absl import flags
 results = {}
 for script, target in json.loads(sys.argv[1]).items():
     before = set(flags.FLAGS)
-    spec = importlib.util.spec_from_file_location("script_under_test", script)
-    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    importlib.import_module(f"albert_tf.{script}")
     module, name = target.split(":")
     rows = []
     for field in dataclasses.fields(getattr(importlib.import_module(module), name)):
-        if field.default is not dataclasses.MISSING:
-            default = field.default
-        elif field.default_factory is not dataclasses.MISSING:
-            default = field.default_factory()
-        else:
-            default = "<required>"
-        flag = flags.FLAGS[field.name].default if field.name in flags.FLAGS else "<no flag>"
-        rows.append([field.name, repr(default), repr(flag)])
+        default = None if field.default is dataclasses.MISSING else field.default
+        flag = flags.FLAGS[field.name] if field.name in flags.FLAGS else None
+        spec = field.metadata.get("albert_tf.flag")
+        found = flag is not None
+        rows.append([field.name, repr(default), repr(flag.default) if found else "<no flag>",
+                     flag.help if found else "", spec.help if spec else "<no spec>",
+                     found and any("must have a value other than None" in str(v.message)
+                                   for v in flag.validators),
+                     bool(spec and spec.required)])
     results[script] = rows
     for added in set(flags.FLAGS) - before:
         delattr(flags.FLAGS, added)
+    sys.modules.pop(f"albert_tf.{script}")
 print(json.dumps(results))
 """
 
 
 @pytest.fixture(scope="module")
-def option_rows() -> dict[str, list[list[str]]]:
-    """{script: [[field, option default, flag default], ...]} read in a child process."""
+def option_rows() -> dict[str, list[list]]:
+    """{script: [[field, default, flag default, flag help, spec help, required×2], ...]}."""
     result = subprocess.run([sys.executable, "-c", PROBE, json.dumps(SCRIPTS)], cwd=REPO,
                             env=dict(os.environ, PYTHONPATH=REPO), capture_output=True, text=True,
                             timeout=300)
@@ -59,22 +122,48 @@ def option_rows() -> dict[str, list[list[str]]]:
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
-def test_every_option_has_a_flag_with_its_default(option_rows, script):
+def test_every_flag_comes_from_its_field(option_rows, script):
     rows = option_rows[script]
     assert len(rows) > 20  # the dataclass was found and read
-    missing = [name for name, _, flag in rows if flag == "'<no flag>'"]
-    assert not missing, f"{script}: options without a flag: {missing}"
-    # A required option (no dataclass default) may have any flag default, e.g. None.
-    differing = [f"{name}: option {default}, flag {flag}" for name, default, flag in rows
-                 if default != "'<required>'" and default != flag]
-    assert not differing, f"{script}: option and flag defaults differ:\n" + "\n".join(differing)
+    problems = [f"{name}: field {default}, flag {flag}" for name, default, flag, *_ in rows
+                if flag != default]
+    problems += [f"{name}: help differs" for name, _, _, flag_help, spec_help, *_ in rows
+                 if not flag_help.endswith(spec_help)]
+    problems += [f"{name}: required differs" for name, *_, flag_req, spec_req in rows
+                 if flag_req != spec_req]
+    assert not problems, f"{script}:\n" + "\n".join(problems)
+
+
+def test_define_flags_makes_each_kind_with_its_bounds():
+    @dataclasses.dataclass(kw_only=True)
+    class Options:
+        name: str = options.option(help="required", required=True)
+        steps: int = options.option(3, "steps", lower_bound=1)
+        rate: float = options.option(0.5, "rate", float_range=options.PROBABILITY)
+        mode: str = options.option("a", "mode", choices=("a", "b"))
+        on: bool | None = options.option(None, "switch")
+
+    values = flags.FlagValues()
+    assert options.define_flags(Options, values) == ["name", "steps", "rate", "mode", "on"]
+    with pytest.raises(flags.IllegalFlagValueError, match="steps"):
+        values(["prog", "--name=x", "--steps=0"])
+    values.unparse_flags()
+    with pytest.raises(flags.IllegalFlagValueError, match=r"expected a finite number in \[0, 1\]"):
+        values(["prog", "--name=x", "--rate=1.5"])
+    values.unparse_flags()
+    with pytest.raises(flags.IllegalFlagValueError, match="mode"):
+        values(["prog", "--name=x", "--mode=c"])
+    values.unparse_flags()
+    values(["prog", "--name=x", "--noon"])
+    from albert_tf import cli
+
+    assert cli.options_from_flags(Options, values) == Options(name="x", on=False)
+    assert options.option_problems(Options(name="x", steps=0, rate=2.0, mode="c")) == [
+        "--steps=0: expected an integer >= 1", "--rate=2.0: expected a finite number in [0, 1]",
+        "--mode=c: expected one of a, b"]
 
 
 def test_a_field_without_a_flag_is_named():
-    import dataclasses
-
-    from absl import flags
-
     from albert_tf import cli
 
     @dataclasses.dataclass

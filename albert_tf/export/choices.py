@@ -4,6 +4,12 @@ Checked once, where the export is written (`tflite.convert`, `tfhub.export_encod
 scripts' flags are `DEFINE_enum`s over the same tuples.
 """
 
+from __future__ import annotations
+
+import dataclasses
+
+from albert_tf.options import option
+
 # --tflite_quantization of the TFLite files (run_classifier/run_squad --export_dir,
 # export_tfhub): float32 weights (the original's), int8 weights with dynamic-range int8
 # matmuls, float16 weights.
@@ -12,3 +18,25 @@ TFLITE_QUANTIZATIONS = ("none", "dynamic_int8", "float16")
 # bfloat16 compute, float32 variables; the same policies as the training --dtype).
 EXPORT_DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16"}
 EXPORT_DTYPES = tuple(EXPORT_DTYPE_POLICIES)
+
+
+@dataclasses.dataclass(kw_only=True)
+class ServingFileOptions:
+    """The serving files written beside an export (run_classifier/run_squad --export_dir,
+    export_tfhub) besides the SavedModel and the frozen serving graph."""
+
+    tflite_quantization: str = option(
+        "none", "Weights of the TFLite file beside the export (albert_model.tflite; "
+                "export_tfhub: albert_encoder.tflite, written only when this flag is given): "
+                "'none' float32 (the original's), 'dynamic_int8' int8 weights and dynamic-range "
+                "int8 matmuls (~4x smaller), 'float16' float16 weights (~2x smaller).",
+        choices=TFLITE_QUANTIZATIONS)
+    openvino_ir: bool = option(
+        False, "Also write the OpenVINO IR (openvino/*.xml + .bin) of the frozen serving graph, "
+               "float32 weights, for albert_tf.export.load_serving(backend='openvino'); needs "
+               "pip install 'albert-tf[openvino]'.")
+    onnx: bool = option(
+        False, "Also write the ONNX file of the export for ONNX Runtime (needs pip install "
+               "'albert-tf[onnx]'): task exports onnx/albert_model.onnx, float32, tf2onnx's "
+               "conversion of serving/; export_tfhub onnx/albert_encoder.onnx, our ONNX graph, "
+               "and per --onnx_quantization its int8 files.")

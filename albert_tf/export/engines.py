@@ -268,7 +268,7 @@ ENGINES: dict[str, Engine] = {engine.name: engine for engine in (
             "bf16": "a float graph (serving/, --openvino_ir or --onnx)"}),
     Engine("onnxruntime", "onnxruntime", "onnx", ("fp32", "int8"), _onnxruntime_files,
            _onnxruntime,
-           {"fp32": "the ONNX file of export_tfhub --onnx",
+           {"fp32": "the ONNX file of --onnx (export_tfhub, run_classifier, run_squad)",
             "int8": "the int8 ONNX files of export_tfhub --onnx (--onnx_quantization="
                     "dynamic_int8)"}),
 )}

@@ -30,6 +30,7 @@ matmul per layer); it stores each layer's fused Q/K/V weights apart (12 copies f
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from typing import Any
@@ -41,6 +42,7 @@ from albert_tf import hardware
 
 from albert_tf.export.manifest import Manifest, read_manifest, write_manifest
 from albert_tf.export.onnx_graph import OUTPUT_NAMES, OnnxBuildError, build_onnx_encoder
+from albert_tf.export.serving_graph import check_inputs
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
 ONNX_DIR = "onnx"
@@ -130,8 +132,6 @@ def write_onnx_artifacts(encoder: AlbertEncoder, export_dir: str,
                          quantization: str = "dynamic_int8") -> dict[str, Any]:
     """Writes onnx/ (float32, and int8 unless `quantization` is "none") into `export_dir` (an
     existing, staged directory), adds the "onnx" entry to its serving.json and returns it."""
-    from albert_tf.export.serving_artifacts import check_inputs
-
     if quantization not in ONNX_QUANTIZATIONS:
         raise OnnxExportError(f"onnx quantization must be one of {', '.join(ONNX_QUANTIZATIONS)}"
                               f", got {quantization!r}")
@@ -200,3 +200,89 @@ def _max_difference(got: dict, want: dict, relative: bool = False) -> float:
 
 __all__ = ["INPUT_NAMES", "ONNX_FILE", "ONNX_INT8_FILE", "ONNX_QUANTIZATIONS", "OnnxExportError",
            "quantize_int8", "session", "write_onnx_artifacts"]
+
+
+TASK_ONNX_FILE = "albert_model.onnx"
+
+
+def write_task_onnx(model: Any, export_dir: str, outputs_fn: Any) -> dict[str, Any]:
+    """onnx/albert_model.onnx of a float32 task model: tf2onnx's conversion (opset 17) of its
+    frozen serving graph (`serving_graph.frozen_serving_function`, what serving/ holds), with
+    our input and output names, checked on ONNX Runtime against that graph within
+    FLOAT_TOLERANCE (absolute) before it is kept; returns serving.json's "onnx" entry.
+
+    Converted rather than built (onnx_graph.py builds the encoder only): the task heads come
+    with the graph, and one model definition stays (benchmarks/RESULTS.md, "ONNX for every
+    export"). Needs `pip install 'albert-tf[onnx]'` (onnx, onnxruntime, tf2onnx)."""
+    import tensorflow as tf
+
+    from albert_tf.export.serving_graph import float32_copy, frozen_serving_function
+
+    _require_packages("--onnx")
+    try:
+        import tf2onnx
+    except ImportError:
+        raise OnnxExportError("--onnx needs the tf2onnx package "
+                              "(pip install 'albert-tf[onnx]')") from None
+    function = frozen_serving_function(float32_copy(model), outputs_fn=outputs_fn)
+    concrete = function.get_concrete_function()
+    structured = concrete.structured_outputs
+    directory = os.path.join(export_dir, ONNX_DIR)
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, TASK_ONNX_FILE)
+    with tempfile.TemporaryDirectory(dir=directory) as scratch, _quiet_tf2onnx():
+        staged = os.path.join(scratch, TASK_ONNX_FILE)
+        converted, _ = tf2onnx.convert.from_function(function, input_signature=list(
+            concrete.structured_input_signature[0]), opset=17)
+        # The graph's outputs are the function's, flattened as tf.nest does (sorted keys).
+        _name_ports(converted, tf.nest.flatten({name: name for name in structured}))
+        converted.producer_name, converted.producer_version = "albert_tf", "tf2onnx"
+        import onnx
+
+        onnx.save(converted, staged)
+        sample = check_inputs(model.config.vocab_size, 2, 16)
+        want = {k: v.numpy() for k, v in function(**{k: tf.constant(v) for k, v in
+                                                     sample.items()}).items()}
+        onnx_session = session(staged)
+        got = dict(zip(structured, onnx_session.run(list(structured), sample)))
+        floats = [k for k in want if np.issubdtype(want[k].dtype, np.floating)]
+        difference = max(float(np.abs(got[k] - want[k]).max()) for k in floats)
+        if not difference <= FLOAT_TOLERANCE:
+            raise OnnxExportError(f"{path}: ONNX Runtime's outputs differ from the serving graph "
+                                  f"by {difference:.3g} (expected ≤ {FLOAT_TOLERANCE})")
+        os.replace(staged, path)
+    logging.info("Wrote %s (float32, converted from the serving graph; max difference to it "
+                 "%.2g)", os.path.join(ONNX_DIR, TASK_ONNX_FILE), difference)
+    return {"file": os.path.join(ONNX_DIR, TASK_ONNX_FILE)}
+
+
+def _name_ports(model: Any, outputs: list[str]) -> None:
+    """Renames tf2onnx's graph inputs (`input_word_ids:0`, …) and outputs to our names."""
+    graph = model.graph
+    renames = {}
+    for port in graph.input:
+        name = next((n for n in INPUT_NAMES if port.name.split(":")[0] == n), None)
+        if name and port.name != name:
+            renames[port.name] = name
+    for port, name in zip(graph.output, outputs):
+        if port.name != name:
+            renames[port.name] = name
+    for port in list(graph.input) + list(graph.output):
+        port.name = renames.get(port.name, port.name)
+    for node in graph.node:
+        node.input[:] = [renames.get(n, n) for n in node.input]
+        node.output[:] = [renames.get(n, n) for n in node.output]
+
+
+@contextlib.contextmanager
+def _quiet_tf2onnx():
+    """tf2onnx logs every conversion step at INFO through Python logging: keep it to errors."""
+    import logging as python_logging
+
+    logger = python_logging.getLogger("tf2onnx")
+    previous = logger.level
+    logger.setLevel(python_logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)

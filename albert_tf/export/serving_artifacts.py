@@ -34,8 +34,9 @@ from absl import logging
 from albert_tf.export import tflite
 from albert_tf.export.manifest import MANIFEST, Manifest, read_manifest, write_manifest
 from albert_tf.export.serving_graph import (ORIGINAL_INPUT_NAMES, SERVING_DIR, SERVING_OUTPUTS,
-                                            OutputsFn, describe, encoder_outputs, float32_copy,
-                                            frozen_serving_function, save_serving_model)
+                                            OutputsFn, check_inputs, describe, encoder_outputs,
+                                            float32_copy, frozen_serving_function,
+                                            save_serving_model)
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
 TFLITE_ENCODER_FILE = "albert_encoder.tflite"
@@ -54,18 +55,6 @@ BF16_RELATIVE_TOLERANCE = 2.0 ** -5
 
 class ServingExportError(RuntimeError):
     """A serving artifact failed its conversion or its check (one line)."""
-
-
-def check_inputs(vocab_size: int, batch: int, seq_length: int) -> dict[str, np.ndarray]:
-    """Deterministic int32 inputs, the last rows padded, two segments."""
-    rng = np.random.default_rng(0)
-    ids = rng.integers(0, vocab_size, (batch, seq_length)).astype(np.int32)
-    mask = np.ones_like(ids)
-    for row in range(1, batch):
-        mask[row, seq_length - seq_length // (row + 2):] = 0
-    types = np.zeros_like(ids)
-    types[:, seq_length // 2:] = 1
-    return {"input_word_ids": ids * mask, "input_mask": mask, "input_type_ids": types * mask}
 
 
 def _relative_difference(got: dict, want: dict) -> float:
@@ -206,9 +195,10 @@ def _check_task_serving(saved_model: str, model: Any, outputs_fn: OutputsFn,
 def write_task_serving_artifacts(model: Any, float32_model: Any, export_dir: str,
                                  outputs_fn: OutputsFn, outputs: Sequence[str], task: str,
                                  seq_length: int, tflite_entry: dict[str, Any] | None = None,
-                                 openvino_ir: bool = False, **extra: Any) -> Manifest:
-    """Writes a fine-tuned task model's serving/ graph, the optional OpenVINO IR and
-    serving.json into `export_dir` (an existing, staged directory); returns the manifest.
+                                 openvino_ir: bool = False, onnx: bool = False,
+                                 **extra: Any) -> Manifest:
+    """Writes a fine-tuned task model's serving/ graph, the optional OpenVINO IR and ONNX file
+    (`onnx_artifacts.write_task_onnx`) and serving.json into `export_dir` (an existing, staged directory); returns the manifest.
 
     `model`: the trained model; its serving graph is bfloat16 when the model computes in
     bfloat16, else `float32_model`'s (float16 has no fast CPU path; the OpenVINO IR is always
@@ -234,6 +224,10 @@ def write_task_serving_artifacts(model: Any, float32_model: Any, export_dir: str
         manifest.openvino = write_openvino_ir(float32_model,
                                               os.path.join(export_dir, OPENVINO_DIR),
                                               outputs_fn, OPENVINO_TASK_FILE)
+    if onnx:
+        from albert_tf.export.onnx_artifacts import write_task_onnx  # optional packages
+
+        manifest.onnx = write_task_onnx(float32_model, export_dir, outputs_fn)
     write_manifest(export_dir, manifest)
     return manifest
 

@@ -29,6 +29,7 @@ import tempfile
 from typing import Any, Callable, Iterator, Mapping
 
 import keras
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework.convert_to_constants import (  # no public equivalent
     convert_variables_to_constants_v2)
@@ -44,6 +45,18 @@ ORIGINAL_INPUT_NAMES = FEATURE_TO_INPUT
 
 # The model's inference outputs → the serving graph's named outputs.
 OutputsFn = Callable[[Mapping[str, tf.Tensor]], dict[str, tf.Tensor]]
+
+
+def check_inputs(vocab_size: int, batch: int, seq_length: int) -> dict[str, np.ndarray]:
+    """Deterministic int32 inputs, the last rows padded, two segments."""
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, vocab_size, (batch, seq_length)).astype(np.int32)
+    mask = np.ones_like(ids)
+    for row in range(1, batch):
+        mask[row, seq_length - seq_length // (row + 2):] = 0
+    types = np.zeros_like(ids)
+    types[:, seq_length // 2:] = 1
+    return {"input_word_ids": ids * mask, "input_mask": mask, "input_type_ids": types * mask}
 
 
 def serving_specs(seq_length: int | None = None) -> dict[str, tf.TensorSpec]:

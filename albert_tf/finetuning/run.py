@@ -5,13 +5,15 @@ A task (GLUE, SQuAD, RACE) subclasses `FineTuningRun` and supplies only what dif
 option checks (`validate`), its model (`build_model`), its examples (`read_examples`), its
 feature caches (`build_features`), its length buckets (`choose_buckets`), its objective,
 metric and schedule (`training_plan`), its training input (`train_dataset_fn`), its metrics
-(`evaluate_current`) and its outputs (`predict`, `export`). The template's set-up, in the
-original's order (bad input fails before anything is written):
+(`evaluate_current`) and its outputs (`predict`, `export`); each hook returns what it makes.
+The template's set-up (`prepare`, in plain steps, in the original's order; bad input fails
+before anything is written):
 
-  options checked → config (`--albert_config_file`, an encoder export or a Hugging Face
+  options checked (`FineTuningOptions.problems`, then `validate`) → config (`--albert_config_file`, an encoder export or a Hugging Face
   directory) → max_seq_length against the config → tokenizer → vocabulary against the
-  config → model function → `--init_checkpoint` checked against it → examples read →
-  features built or reused → length buckets → trainer, evaluator and predictor (`setup`).
+  config → model function → `--init_checkpoint` checked against it → examples read
+  (`self.examples`) → features built or reused (`self.features`: records and decoder) →
+  length buckets → trainer, evaluator and predictor (`setup`).
 
 `run()` then does the phases the options ask for: `train` (optionally evaluating each
 checkpoint as it is saved) → `evaluate` the checkpoints not evaluated yet, keeping the best
@@ -37,7 +39,6 @@ from absl import logging
 from albert_tf.model_source import initial_checkpoint, task_config, task_model_fn, task_tokenizer
 from albert_tf.checkpoints.warm_starting import RestoreReport, head_parts, warm_start
 from albert_tf.config import AlbertConfig
-from albert_tf.export.tflite import TFLiteExportError, check_quantization
 from albert_tf.finetuning.bucketing import LengthBuckets, uses_static_shapes
 from albert_tf.finetuning.inference import Predictor
 from albert_tf.finetuning.options import (ExportOptions, FineTuningError, FineTuningOptions,
@@ -47,9 +48,10 @@ from albert_tf.finetuning.records import eval_dataset, train_dataset_fn
 from albert_tf.training import Callback, Objective, Trainer, create_optimizer
 from albert_tf.training.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator, PollSettings,
                                                 follow_training, numbered_checkpoints)
+from albert_tf.training.loop import LoopConfig
 from albert_tf.training.summaries import write_scalars
 
-__all__ = ["EvaluateOnSave", "ExportOptions", "FineTuningError", "FineTuningOptions",
+__all__ = ["EvaluateOnSave", "ExportOptions", "Features", "FineTuningError", "FineTuningOptions",
            "FineTuningResult", "FineTuningRun", "FixedStepOptions", "TrainingPlan"]
 
 DatasetFn = Callable[[tf.distribute.InputContext], tf.data.Dataset]
@@ -78,6 +80,16 @@ class TrainingPlan:
     model_inputs: Callable[[dict], dict] | None = None
 
 
+@dataclasses.dataclass
+class Features:
+    """What `build_features` makes: each split's cached feature TFRecord file ("train",
+    "dev", "test", …) and the decoder of their records (`finetuning.records.feature_decoder`)
+    for the template's datasets. A task may subclass it to carry more (SQuAD's windows)."""
+
+    records: dict[str, str]
+    decode: Callable | None = None
+
+
 class EvaluateOnSave(Callback):
     """Evaluates each checkpoint as the loop writes it (its weights are the live ones)."""
 
@@ -91,7 +103,7 @@ class EvaluateOnSave(Callback):
 
 
 class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
-    """One fine-tuning invocation: the set-up sequence (in `__init__`) and the phases (`run`).
+    """One fine-tuning invocation: the set-up steps (`prepare`) and the phases (`run`).
 
     A task names its options and result types, its one-line error class and its result class
     (`class GlueRun(FineTuningRun[GlueRunOptions, GlueRunResult], error=GlueRunError,
@@ -107,10 +119,10 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
     tokenizer: Any  # tokenization.FullTokenizer
     model_fn: Callable[[], keras.Model]
     result: ResultT
-    # Cached feature files by split ("train", "dev", "test", …): `build_features` fills it.
+    examples: Any  # what `read_examples` returned
+    features: "Features"  # what `build_features` returned; its records and decoder:
     records: dict[str, str]
-    # The records' decoder (`finetuning.records.feature_decoder`) for the default datasets.
-    decode: Callable | None = None
+    decode: Callable | None
     buckets: LengthBuckets | None
     trainer: Trainer
     evaluator: CheckpointEvaluator
@@ -125,22 +137,22 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
             cls.result_type = result
 
     def __init__(self, opts: OptionsT, strategy: tf.distribute.Strategy | None = None):
-        if isinstance(opts, FixedStepOptions):
-            opts.poll_settings()  # a bad interval or timeout stops the run before any work
+        """Keeps the options and the strategy; nothing is checked, read or built before
+        `prepare` (which `run` calls)."""
         self.opts = opts
         self.strategy = strategy or tf.distribute.get_strategy()
         self.restore_report: RestoreReport | None = None
         self.eval_results: list[dict[str, Any]] = []
+        self.result = self.result_type(eval_results=self.eval_results)
         self._writers: dict[str, Any] = {}
         self._initial_weights_loaded = False
-        self.records = {}
-        # ----- the set-up sequence: every check and read before anything is written -----
-        self._check_phases()
-        self.validate()
-        if isinstance(opts, FixedStepOptions) and opts.do_train and opts.train_step < 1:
-            raise self.error(f"train_step must be >= 1 with do_train, got {opts.train_step}")
-        if isinstance(opts, ExportOptions):
-            self._check_quantization(opts.tflite_quantization)
+        self._prepared = False
+
+    def prepare(self) -> "FineTuningRun[OptionsT, ResultT]":
+        """The set-up in plain steps, in the original's order, every check and read before
+        anything is written; each step returns what it makes and the run keeps it."""
+        opts = self.opts
+        self.check_options()
         # With --albert_hub_module_handle: the export's config and SentencePiece model (Q21).
         self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle,
                                   opts.init_checkpoint)
@@ -158,32 +170,28 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
                                                      opts.albert_hub_module_handle)
         if self.initial_checkpoint and not opts.init_checkpoint:
             check_init_checkpoint(self.model_fn, opts, flag="albert_hub_module_handle")
-        self.result = self.result_type(eval_results=self.eval_results)
-        self.read_examples()
-        self.build_features()
+        self.examples = self.read_examples()
+        self.features = self.build_features(self.examples)
+        self.records, self.decode = self.features.records, self.features.decode
         self.buckets = self.choose_buckets()
-        self.setup(self.training_plan())
+        plan = self.training_plan()
+        self.result.num_train_steps = plan.num_train_steps if opts.do_train else 0
+        self.trainer, self.evaluator, self.predictor = self.setup(plan)
+        self._prepared = True
+        return self
 
-    def _check_phases(self) -> None:
-        """At least one phase is asked for (the switches these options have)."""
-        opts = self.opts
-        switches: dict[str, Any] = {"do_train": opts.do_train}
-        if isinstance(opts, FixedStepOptions):
-            switches["do_eval"] = opts.do_eval
-        switches["do_predict"] = opts.do_predict
-        if isinstance(opts, ExportOptions):
-            switches["export_dir"] = opts.export_dir
+    def check_options(self) -> None:
+        """At least one phase asked for, every option within its declaration
+        (`FineTuningOptions.problems`), then the task's own rules (`validate`)."""
+        switches = self.opts.phase_switches()
         if not any(switches.values()):
             names = list(switches)
             raise self.error(f"at least one of {', '.join(names[:-1])} or {names[-1]} is "
                              "required")
-
-    def _check_quantization(self, quantization: str) -> None:
-        """--tflite_quantization, checked by the export layer, as the task's one-line error."""
-        try:
-            check_quantization(quantization)
-        except TFLiteExportError as e:
-            raise self.error(str(e)) from None
+        problems = self.opts.problems()
+        if problems:
+            raise self.error(problems[0])
+        self.validate()
 
     # ----- what a task supplies -----
     @abc.abstractmethod
@@ -196,12 +204,13 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
         """The task model over `encoder` (an encoder export), or a fresh encoder for None."""
 
     @abc.abstractmethod
-    def read_examples(self) -> None:
-        """Reads every split the run needs (bad input fails here, before any cache file)."""
+    def read_examples(self) -> Any:
+        """Every split the run needs, in the task's form (bad input fails here, before any
+        cache file); the run keeps it as `self.examples`."""
 
     @abc.abstractmethod
-    def build_features(self) -> None:
-        """Builds or reuses the feature caches of the splits read (fills `self.records`)."""
+    def build_features(self, examples: Any) -> "Features":
+        """The feature caches of `examples`' splits, built or reused, and their decoder."""
 
     def choose_buckets(self) -> LengthBuckets | None:
         """The bucket lengths of this run's batches (`length_buckets` at max_seq_length)."""
@@ -239,7 +248,10 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
 
     # ----- the phases -----
     def run(self) -> ResultT:
-        """Does what the options ask, in the original's order; returns what happened."""
+        """Does what the options ask, in the original's order (after `prepare`); returns what
+        happened."""
+        if not self._prepared:
+            self.prepare()
         opts = self.opts
         if opts.do_train:
             self.train()
@@ -253,13 +265,13 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
         return self.result
 
     # ----- construction -----
-    def setup(self, plan: TrainingPlan) -> None:
-        """Builds the Trainer (AdamW/LAMB with the original's schedule), the evaluator and
-        the predictor (its graph chosen at its first run, for the lengths of its data)."""
+    def setup(self, plan: TrainingPlan) -> tuple[Trainer, CheckpointEvaluator, Predictor]:
+        """The Trainer (AdamW/LAMB with the original's schedule), the evaluator and the
+        predictor (its graph chosen at its first run, for the lengths of its data)."""
         opts = self.opts
         steps = plan.num_train_steps if opts.do_train else 0
-        loop_config = opts.loop_config(
-            output_dir=opts.output_dir, num_train_steps=steps,
+        loop_config = LoopConfig.from_options(
+            opts, output_dir=opts.output_dir, num_train_steps=steps,
             train_batch_size=opts.train_batch_size,
             iterations_per_loop=min(opts.iterations_per_loop, opts.save_checkpoints_steps),
             save_checkpoints_steps=opts.save_checkpoints_steps,
@@ -271,23 +283,22 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
                                         plan.num_train_steps, plan.num_warmup_steps)
         init_fn = (self.warm_start if self.initial_checkpoint
                    else self.export_start if opts.albert_hub_module_handle else None)
-        self.trainer = Trainer(self.model_fn, plan.objective, loop_config, optimizer_fn,
-                               self.strategy, init_fn=init_fn)
-        self.evaluator = CheckpointEvaluator(opts.output_dir, plan.metric_key,
-                                             self.evaluate_current, self.trainer.restore_model)
+        trainer = Trainer(self.model_fn, plan.objective, loop_config, optimizer_fn,
+                          self.strategy, init_fn=init_fn)
+        evaluator = CheckpointEvaluator(opts.output_dir, plan.metric_key, self.evaluate_current,
+                                        trainer.restore_model)
         # The prediction graph (plain or XLA) is chosen at the first prediction, by dtype,
         # CPU and the batches and padded lengths of its data (`hardware.predict_jit_compile`).
-        self.predictor = Predictor(self.trainer.model, self.trainer.strategy,
-                                   plan.predict_outputs, plan.model_inputs, jit_compile=None,
-                                   dtype=opts.dtype)
+        predictor = Predictor(trainer.model, trainer.strategy, plan.predict_outputs,
+                              plan.model_inputs, jit_compile=None, dtype=opts.dtype)
+        return trainer, evaluator, predictor
 
     def warm_start(self, model: keras.Model) -> None:
         """--init_checkpoint (original TF1, HF, ours or a TF1 Hub module) or a TF1 Hub module
         handle: every encoder variable must be restored, the head may start fresh; the report
         goes to the run's result too."""
         self.restore_report = warm_start(model, self.initial_checkpoint, head_parts(model))
-        if getattr(self, "result", None) is not None:
-            self.result.restore_report = self.restore_report
+        self.result.restore_report = self.restore_report
 
     def export_start(self, model: keras.Model) -> str:
         """Where a run on an encoder export starts (the Trainer's init_fn; the export's
@@ -383,7 +394,7 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
         as a side-car (`FixedStepOptions.follows_training`), each new one until the last
         training step."""
         opts = self.opts
-        if isinstance(opts, FixedStepOptions) and opts.follows_training():
+        if opts.follows_training():
             self.follow_training(opts.train_step, opts.poll_settings())
         elif self.evaluator.pending():
             self.eval_results += self.evaluator.evaluate_pending()

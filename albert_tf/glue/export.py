@@ -65,9 +65,11 @@ def classifier_outputs(model_outputs, is_regression: bool) -> dict[str, tf.Tenso
 def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
                       is_regression: bool, threshold_to_export: float = float("nan"),
                       tflite_quantization: str = "none", vocab_size: int | None = None,
-                      tflite_model: keras.Model | None = None, openvino_ir: bool = False) -> str:
-    """Writes the serving SavedModel, `albert_model.tflite`, `serving/`, `serving.json` and with
-    `openvino_ir` the OpenVINO IR to `export_dir` (replacing an older export there).
+                      tflite_model: keras.Model | None = None, openvino_ir: bool = False,
+                      onnx: bool = False) -> str:
+    """Writes the serving SavedModel, `albert_model.tflite`, `serving/`, `serving.json`, with
+    `openvino_ir` the OpenVINO IR and with `onnx` onnx/albert_model.onnx to `export_dir`
+    (replacing an older export there).
     `tflite_model`: a float32 copy for the TFLite file and the OpenVINO IR (default `model`)."""
     threshold = None if threshold_to_export is None or math.isnan(threshold_to_export) \
         else float(threshold_to_export)
@@ -83,7 +85,7 @@ def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
         write_task_serving_artifacts(
             model, lite_model, staging, lambda out: classifier_outputs(out, is_regression),
             CLASSIFIER_OUTPUTS, "regression" if is_regression else "classifier", max_seq_length,
-            task_tflite_entry(tflite_quantization, max_seq_length), openvino_ir, **extra)
+            task_tflite_entry(tflite_quantization, max_seq_length), openvino_ir, onnx, **extra)
     logging.info("Exported serving model to %s%s", export_dir,
                  "" if threshold is None else f" (threshold {threshold})")
     return export_dir

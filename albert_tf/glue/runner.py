@@ -12,6 +12,7 @@ one, export it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import keras
 import tensorflow as tf
@@ -19,16 +20,16 @@ from absl import logging
 
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.metrics import mean_of_batch_means
-from albert_tf.finetuning.run import (ExportOptions, FineTuningError, FineTuningResult,
-                                      FineTuningRun, FixedStepOptions, TrainingPlan)
+from albert_tf.finetuning.run import (Features, FineTuningError, FineTuningResult, FineTuningRun,
+                                      TrainingPlan)
 from albert_tf.glue import records
 from albert_tf.glue.examples import GlueProcessor, GlueTask, InputExample, get_task
 from albert_tf.glue.export import export_classifier
 from albert_tf.glue.features import convert_examples_to_features
 from albert_tf.glue.metrics import glue_metrics, per_example_loss
 from albert_tf.glue.modeling import classifier, glue_objective
+from albert_tf.glue.options import GlueRunOptions
 from albert_tf.glue.submission import write_prediction_files
-from albert_tf.training.choices import OPTIMIZER_NAMES
 
 # The original ignores keep_checkpoint_max and lets the eval loop prune (Q19, kept).
 KEEP_ALL_CHECKPOINTS = 2**31 - 1
@@ -36,19 +37,6 @@ KEEP_ALL_CHECKPOINTS = 2**31 - 1
 
 class GlueRunError(FineTuningError):
     """Inconsistent options (one line, shown without a traceback by run_classifier)."""
-
-
-@dataclasses.dataclass(kw_only=True)
-class GlueRunOptions(FixedStepOptions, ExportOptions):
-    """run_classifier's flags (faithfulness §8.1 names and defaults); the shared fine-tuning and loop
-    flags (output_dir, init_checkpoint, do_*, batch sizes, steps, export_dir, …) are inherited."""
-
-    data_dir: str
-    task_name: str
-    cached_dir: str | None = None
-    keep_checkpoint_max: int = 5  # accepted, unused (Q19)
-    optimizer: str = "adamw"
-    threshold_to_export: float = float("nan")
 
 
 @dataclasses.dataclass
@@ -63,14 +51,19 @@ class GlueRun(FineTuningRun[GlueRunOptions, GlueRunResult],
               error=GlueRunError, result=GlueRunResult):
     """One invocation's state: task, tokenizer, cached records, trainer, predictor."""
 
+    @functools.cached_property
+    def task(self) -> GlueTask:
+        """The --task_name's task (its splits, labels, metric)."""
+        return get_task(self.opts.task_name)
+
+    @functools.cached_property
+    def processor(self) -> GlueProcessor:
+        """The task's TSV reader (after `prepare` chose the tokenizer)."""
+        return GlueProcessor(self.task, self.tokenizer.uses_sentencepiece,
+                             self.opts.do_lower_case)
+
     def validate(self) -> None:
         opts = self.opts
-        self.task: GlueTask = get_task(opts.task_name)
-        if opts.optimizer not in OPTIMIZER_NAMES:
-            raise GlueRunError(f"optimizer must be one of {', '.join(OPTIMIZER_NAMES)}, "
-                               f"got {opts.optimizer!r}")
-        if opts.max_seq_length < 3:
-            raise GlueRunError(f"max_seq_length must be >= 3, got {opts.max_seq_length}")
         for split, wanted in (("train", opts.do_train), ("dev", opts.do_eval)):
             if wanted and split not in self.task.splits:
                 hint = ""
@@ -85,32 +78,33 @@ class GlueRun(FineTuningRun[GlueRunOptions, GlueRunResult],
         return classifier(config, self.task, encoder)
 
     # ----- inputs -----
-    def read_examples(self) -> None:
+    def read_examples(self) -> dict[str, list[InputExample]]:
         """Every requested split (bad input stops the run before anything is written)."""
         opts = self.opts
-        self.processor = GlueProcessor(self.task, self.tokenizer.uses_sentencepiece,
-                                       opts.do_lower_case)
         wanted = [s for s, on in (("train", opts.do_train), ("dev", opts.do_eval),
                                   ("test", opts.do_predict)) if on]
-        self.examples: dict[str, list[InputExample]] = {
-            split: self.processor.get_examples(opts.data_dir, split) for split in wanted}
-        for split, examples in self.examples.items():
+        splits = {split: self.processor.get_examples(opts.data_dir, split) for split in wanted}
+        for split, examples in splits.items():
             logging.info("%s %s: %d examples", self.task.name, split, len(examples))
+        return splits
 
-    def build_features(self) -> None:
+    def build_features(self, examples: dict[str, list[InputExample]]) -> Features:
         """Each split's cached features: in --cached_dir (the user's: refused when stale)
         or output_dir (ours: rebuilt when stale)."""
         opts = self.opts
-        for split, examples in self.examples.items():
+        cached = {}
+        for split, split_examples in examples.items():
             settings = records.cache_settings(self.task.name, split, opts.max_seq_length,
                                               opts.do_lower_case, self.tokenizer,
-                                              self.task.path(opts.data_dir, split), len(examples))
-            self.records[split] = records.cached_records(
+                                              self.task.path(opts.data_dir, split),
+                                              len(split_examples))
+            cached[split] = records.cached_records(
                 records.cache_path(opts.cached_dir or opts.output_dir, self.task.name, split),
-                settings, lambda examples=examples: convert_examples_to_features(
-                    examples, self.processor.get_labels(), opts.max_seq_length, self.tokenizer),
+                settings, lambda split_examples=split_examples: convert_examples_to_features(
+                    split_examples, self.processor.get_labels(), opts.max_seq_length,
+                    self.tokenizer),
                 self.task.is_regression, owned=not opts.cached_dir)
-        self.decode = records.decoder(opts.max_seq_length, self.task.is_regression)
+        return Features(cached, records.decoder(opts.max_seq_length, self.task.is_regression))
 
     def training_plan(self) -> TrainingPlan:
         opts = self.opts
@@ -155,7 +149,7 @@ class GlueRun(FineTuningRun[GlueRunOptions, GlueRunResult],
             self.trainer.model, self.opts.export_dir, self.opts.max_seq_length,
             self.task.is_regression, self.opts.threshold_to_export,
             self.opts.tflite_quantization, self.config.vocab_size, self.float32_model(),
-            openvino_ir=self.opts.openvino_ir)
+            openvino_ir=self.opts.openvino_ir, onnx=self.opts.onnx)
 
 
 def run(opts: GlueRunOptions, strategy: tf.distribute.Strategy | None = None) -> GlueRunResult:

@@ -14,7 +14,7 @@ from keras import ops
 
 from albert_tf.layers.dropout import apply_dropout
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.normalization import layer_norm
+from albert_tf.layers.normalization import layer_norm, residual_layer_norm
 
 # The original adds −10000 (not −inf) to masked scores (faithfulness §2.9, Q31). With every key
 # masked this equals no mask at all, which −inf would not reproduce.
@@ -105,8 +105,7 @@ class AttentionSublayer(keras.layers.Layer):
         context = ops.matmul(probs, v)  # [B, N, S, D]
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_size))
         out = apply_dropout(self.output_dropout, self.output_dense(context), training, output_seed)
-        out = self.layer_norm(ops.cast(out, "float32") + ops.cast(tokens, "float32"))
-        return ops.reshape(ops.cast(out, self.compute_dtype), shape)
+        return residual_layer_norm(self.layer_norm, out, tokens, self.compute_dtype, shape)
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()

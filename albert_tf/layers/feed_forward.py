@@ -14,7 +14,7 @@ from keras import ops
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.dropout import apply_dropout
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.normalization import layer_norm
+from albert_tf.layers.normalization import layer_norm, residual_layer_norm
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -64,8 +64,7 @@ class FeedForwardSublayer(keras.layers.Layer):
         tokens = ops.reshape(x, (-1, self.hidden_size))  # rank 2: fused MatMul+bias+gelu, as attention
         out = apply_dropout(self.dropout, self.output_dense(self.intermediate(tokens)), training,
                             seed)
-        out = self.layer_norm(ops.cast(out, "float32") + ops.cast(tokens, "float32"))
-        return ops.reshape(ops.cast(out, self.compute_dtype), shape)
+        return residual_layer_norm(self.layer_norm, out, tokens, self.compute_dtype, shape)
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Callable, Sequence, Union
 from albert_tf.checkpoints.kinds import is_hf_checkpoint as is_hf_directory
 from albert_tf.checkpoints.tf1_hub_files import is_tf1_hub_module
 from albert_tf.data.instances import SENTENCE_TASKS
-from albert_tf.training.flags import EVAL_POLL_RANGES, POSITIVE, FloatRange, float_problem
-from albert_tf.training.loop_options import LoopOptions
+from albert_tf.options import LEARNING_RATE, POSITIVE, option, option_problems
+from albert_tf.training.choices import OPTIMIZER_NAMES
+from albert_tf.training.loop_options import EvalPollOptions, LoopOptions
 
 if TYPE_CHECKING:
     import tensorflow as tf
@@ -31,44 +32,56 @@ if TYPE_CHECKING:
     StrategyOrFactory = Union[tf.distribute.Strategy, Callable[[], tf.distribute.Strategy], None]
 
 
-# The float options' ranges: run_pretraining.py registers them as flag validators, `check`
-# applies them to in-process options.
-FLOAT_RANGES = {"learning_rate": FloatRange(low=0.0, low_open=True, when="do_train"),
-                "poly_power": POSITIVE, **EVAL_POLL_RANGES}
-
-
 @dataclasses.dataclass(kw_only=True)
-class PretrainingRunOptions(LoopOptions):
-    """run_pretraining's flags: the original's (faithfulness §6.1) plus ours."""
+class PretrainingRunOptions(LoopOptions, EvalPollOptions):
+    """run_pretraining's flags, each declared once here (`options.option`): the original's
+    (faithfulness §6.1 names and defaults) plus ours; the loop's and side-car evaluation's are
+    inherited."""
 
-    albert_config_file: str | None  # None: the config.json of an HF init_checkpoint directory
-    input_file: str
-    output_dir: str
-    init_checkpoint: str | None = None
-    max_seq_length: int = 512
-    max_predictions_per_seq: int = 20
-    do_train: bool = True
-    do_eval: bool = False
-    train_batch_size: int = 4096
-    eval_batch_size: int = 64
-    optimizer: str = "lamb"
-    learning_rate: float = 0.00176
-    poly_power: float = 1.0
-    num_train_steps: int = 125000
-    num_warmup_steps: int = 3125
-    start_warmup_step: int = 0
-    save_checkpoints_steps: int = 5000
-    keep_checkpoint_max: int = 5
-    iterations_per_loop: int = 1000
-    max_eval_steps: int = 100
-    init_from_group0: bool = False
+    albert_config_file: str | None = option(
+        help="albert_config.json of the model to train (default with a Hugging Face "
+             "--init_checkpoint directory: its config.json).")
+    input_file: str = option(
+        help="Comma-separated globs of TFRecord files (used for training and evaluation).",
+        required=True)
+    output_dir: str = option(help="Checkpoints, TensorBoard summaries and eval_results.txt.",
+                             required=True)
+    init_checkpoint: str | None = option(
+        None, "Warm start: an original TF1 checkpoint, a Hugging Face directory or one of ours "
+              "(model weights only).")
+    max_seq_length: int = option(512, "Sequence length S; must match the data.", lower_bound=1)
+    max_predictions_per_seq: int = option(
+        20, "Masked positions per sequence; must match the data.", lower_bound=0)
+    do_train: bool = option(True, "Train.")
+    do_eval: bool = option(
+        False, "Evaluate and write eval_results.txt: after training with --do_train; without "
+               "it, follow a trainer's checkpoints in --output_dir until --num_train_steps, "
+               "each once, the best as model.ckpt-best.")
+    train_batch_size: int = option(4096, "Global batch per optimizer step.", lower_bound=1)
+    eval_batch_size: int = option(64, "Global eval batch.", lower_bound=1)
+    optimizer: str = option("lamb", "lamb or adamw.", choices=OPTIMIZER_NAMES)
+    learning_rate: float = option(0.00176, "Peak learning rate.", float_range=LEARNING_RATE)
+    poly_power: float = option(1.0, "Power of the polynomial decay.", float_range=POSITIVE)
+    num_train_steps: int = option(125000, "Optimizer steps.", lower_bound=1)
+    num_warmup_steps: int = option(3125, "Linear warmup steps.", lower_bound=0)
+    start_warmup_step: int = option(0, "Step at which warmup starts.")
+    save_checkpoints_steps: int = option(5000, "Checkpoint every this many steps.",
+                                         lower_bound=1)
+    keep_checkpoint_max: int = option(5, "Checkpoints kept.", lower_bound=1)
+    iterations_per_loop: int = option(1000, "Steps per call of the compiled loop.",
+                                      lower_bound=1)
+    max_eval_steps: int = option(100, "Eval batches per evaluation.", lower_bound=1)
+    init_from_group0: bool = option(
+        False, "Groups missing from --init_checkpoint start from group 0's weights.")
     # ----- ours -----
-    dynamic_masking: bool = False
+    dynamic_masking: bool = option(
+        False, "Read unmasked records and draw n-gram masks in the input pipeline each epoch.")
     # None: train the 2-way head on the records' labels (SOP or NSP); "none": masked LM only.
-    sentence_prediction: str | None = None
-    # Side-car evaluation (--do_eval without --do_train): `training.checkpoint_eval`.
-    eval_poll_secs: float = 60.0
-    eval_timeout_secs: float = 3600.0
+    sentence_prediction: str | None = option(
+        None, "Sentence task (the paper's Table 5). Default: the records' labels (SOP or NSP, "
+              "as create_pretraining_data made them); sop/nsp also check the records' .json "
+              "summary agrees; none: masked LM only, no sentence loss or metrics.",
+        choices=SENTENCE_TASKS)
 
     def check(self) -> "AlbertConfig":
         """The model config, after every check that needs no model: options, config, input
@@ -77,14 +90,9 @@ class PretrainingRunOptions(LoopOptions):
 
         if not (self.do_train or self.do_eval):
             raise ValueError("at least one of --do_train and --do_eval must be true")
-        for name, allowed in FLOAT_RANGES.items():
-            problem = float_problem(allowed, getattr(self, name),
-                                    allowed.when is None or bool(getattr(self, allowed.when)))
-            if problem is not None:
-                raise ValueError(f"--{name}={getattr(self, name)}: {problem}")
-        if self.sentence_prediction not in (None, *SENTENCE_TASKS):
-            raise ValueError(f"--sentence_prediction={self.sentence_prediction}: expected one of "
-                             f"{', '.join(SENTENCE_TASKS)}")
+        problems = option_problems(self)
+        if problems:
+            raise ValueError(problems[0])
         # An HF directory's config.json or a TF1 Hub module's config asset, checked against
         # the file if given.
         if is_hf_directory(self.init_checkpoint) or is_tf1_hub_module(self.init_checkpoint):
@@ -153,11 +161,12 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
     from albert_tf.pretraining.modeling import PretrainingObjective
     from albert_tf.pretraining.records import pretraining_dataset_fn
     from albert_tf.training import Trainer, create_optimizer
+    from albert_tf.training.loop import LoopConfig
 
     if callable(strategy) and not isinstance(strategy, tf.distribute.Strategy):
         strategy = strategy()
-    loop_config = opts.loop_config(
-        output_dir=opts.output_dir, num_train_steps=opts.num_train_steps,
+    loop_config = LoopConfig.from_options(
+        opts, output_dir=opts.output_dir, num_train_steps=opts.num_train_steps,
         train_batch_size=opts.train_batch_size, iterations_per_loop=opts.iterations_per_loop,
         save_checkpoints_steps=opts.save_checkpoints_steps,
         keep_checkpoint_max=opts.keep_checkpoint_max)

@@ -17,6 +17,7 @@ number of numbered checkpoints kept.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from typing import Any
 
@@ -25,17 +26,17 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
-from albert_tf.finetuning.run import (FineTuningError, FineTuningResult, FineTuningRun,
-                                      FixedStepOptions, TrainingPlan)
+from albert_tf.finetuning.run import (Features, FineTuningError, FineTuningResult, FineTuningRun,
+                                      TrainingPlan)
 from albert_tf.race import records
 from albert_tf.race.examples import RaceSplit, levels_to_read, read_race_split
 from albert_tf.race.features import check_lengths, convert_examples_to_features
 from albert_tf.race.metrics import labelled, race_metrics
 from albert_tf.race.modeling import multiple_choice, race_objective
+from albert_tf.race.options import RaceRunOptions
 from albert_tf.race.predictions import PREDICTIONS_FILE, write_predictions
 from albert_tf.training import write_eval_results
 
-TASK_NAMES = ("race",)
 METRIC_KEY = "eval_accuracy"
 PREDICT_RESULTS_FILE = "predict_results.txt"
 # Which split each phase reads, and its default cache file in output_dir (faithfulness §10.1).
@@ -45,29 +46,6 @@ DEFAULT_CACHE = {"train": "train.tf_record", "dev": "eval.tf_record", "test": "p
 
 class RaceRunError(FineTuningError):
     """Inconsistent options (one line, shown without a traceback by run_race)."""
-
-
-@dataclasses.dataclass(kw_only=True)
-class RaceRunOptions(FixedStepOptions):
-    """run_race's flags (faithfulness §10.1 names and defaults) plus the loop's shared ones."""
-
-    data_dir: str
-    task_name: str = "race"
-    train_file: str | None = None
-    eval_file: str | None = None
-    predict_file: str | None = None
-    dropout_prob: float = 0.1
-    max_qa_length: int = 128
-    num_keep_checkpoint: int = 5
-    high_only: bool = False
-    middle_only: bool = False
-    do_train: bool = True
-    do_eval: bool = True
-    do_predict: bool = False
-    learning_rate: float = 1e-5
-    train_step: int = 12000
-    warmup_step: int = 1000
-    save_checkpoints_steps: int = 100
 
 
 @dataclasses.dataclass
@@ -84,55 +62,56 @@ class RaceRun(FineTuningRun[RaceRunOptions, RaceRunResult],
 
     def validate(self) -> None:
         opts = self.opts
-        if opts.task_name.lower() not in TASK_NAMES:
-            raise RaceRunError(f"task_name must be one of {', '.join(TASK_NAMES)}, "
-                               f"got {opts.task_name!r}")
         if opts.init_checkpoint and opts.albert_hub_module_handle:
             raise RaceRunError("init_checkpoint and albert_hub_module_handle both give the "
                                "initial weights; use one of them")
-        if opts.num_keep_checkpoint < 1:
-            raise RaceRunError(f"num_keep_checkpoint must be >= 1, got {opts.num_keep_checkpoint}")
         try:
             check_lengths(opts.max_seq_length, opts.max_qa_length)
         except ValueError as e:
             raise RaceRunError(str(e)) from None
-        self.levels = levels_to_read(opts.high_only, opts.middle_only)
+        levels_to_read(opts.high_only, opts.middle_only)  # both: one line
+
+    @functools.cached_property
+    def levels(self) -> tuple[str, ...]:
+        """The school levels --high_only / --middle_only select."""
+        return tuple(levels_to_read(self.opts.high_only, self.opts.middle_only))
 
     def build_model(self, config: AlbertConfig, encoder: keras.layers.Layer | None
                     ) -> keras.Model:
         return multiple_choice(config, self.opts.dropout_prob, encoder)
 
     # ----- inputs -----
-    def read_examples(self) -> None:
+    def read_examples(self) -> dict[str, RaceSplit]:
         """Every split the run needs (bad input stops the run before anything is written)."""
         opts = self.opts
         wanted = [PHASE_SPLITS[phase] for phase, on in (
             ("train", opts.do_train), ("eval", opts.do_eval), ("predict", opts.do_predict)) if on]
-        self.data: dict[str, RaceSplit] = {
-            split: read_race_split(opts.data_dir, split, self.levels,
-                                   self.tokenizer.uses_sentencepiece, opts.do_lower_case,
-                                   require_answers=split != "test")
-            for split in wanted}
-        for split, data in self.data.items():
+        splits = {split: read_race_split(opts.data_dir, split, list(self.levels),
+                                         self.tokenizer.uses_sentencepiece, opts.do_lower_case,
+                                         require_answers=split != "test")
+                  for split in wanted}
+        for split, data in splits.items():
             logging.info("RACE %s: %d questions (%s)", split, len(data.examples),
                          ", ".join(data.levels))
+        return splits
 
-    def build_features(self) -> None:
+    def build_features(self, examples: dict[str, RaceSplit]) -> Features:
         """Each split's cache: the file named by --train_file/--eval_file/--predict_file (the
         user's: refused when stale) or output_dir's (ours: rebuilt when stale)."""
         opts = self.opts
-        for split, data in self.data.items():
+        cached = {}
+        for split, data in examples.items():
             named = {"train": opts.train_file, "dev": opts.eval_file,
                      "test": opts.predict_file}[split]
-            settings = records.cache_settings(split, data, self.levels, opts.max_seq_length,
-                                              opts.max_qa_length, opts.do_lower_case,
-                                              self.tokenizer)
-            self.records[split] = records.cached_race_records(
+            settings = records.cache_settings(split, data, list(self.levels),
+                                              opts.max_seq_length, opts.max_qa_length,
+                                              opts.do_lower_case, self.tokenizer)
+            cached[split] = records.cached_race_records(
                 named or os.path.join(opts.output_dir, DEFAULT_CACHE[split]), settings,
                 lambda data=data: convert_examples_to_features(
                     data.examples, self.tokenizer, opts.max_seq_length, opts.max_qa_length),
                 owned=not named)
-        self.decode = records.race_decoder(opts.max_seq_length)
+        return Features(cached, records.race_decoder(opts.max_seq_length))
 
     # Length buckets: the template's, at max_seq_length (each question by its longest option).
 
@@ -145,9 +124,9 @@ class RaceRun(FineTuningRun[RaceRunOptions, RaceRunResult],
     # ----- evaluation and outputs -----
     def _logits(self, split: str, batch_size: int):
         outputs = self.predictor.run(self.dataset(split, batch_size),
-                                     len(self.data[split].examples), f"Predicting RACE {split}")
+                                     len(self.examples[split].examples), f"Predicting RACE {split}")
         logits = outputs["logits"]
-        examples = self.data[split].examples
+        examples = self.examples[split].examples
         if len(logits) != len(examples):
             raise RaceRunError(f"{self.records[split]}: {len(logits)} feature records for "
                                f"{len(examples)} questions; delete the file to rebuild it")
@@ -156,7 +135,7 @@ class RaceRun(FineTuningRun[RaceRunOptions, RaceRunResult],
     def evaluate_current(self, step: int) -> dict[str, float]:
         """Accuracy overall / middle / high and the losses of the current weights on dev."""
         logits = self._logits("dev", self.opts.eval_batch_size)
-        results = race_metrics(logits, self.data["dev"].examples, self.opts.eval_batch_size)
+        results = race_metrics(logits, self.examples["dev"].examples, self.opts.eval_batch_size)
         self.report(f"Eval results ({len(logits)} questions)", step, results)
         return results
 
@@ -166,7 +145,7 @@ class RaceRun(FineTuningRun[RaceRunOptions, RaceRunResult],
         source = self.load_best_weights()
         logging.info("Predicting RACE test with %s", source)
         logits = self._logits("test", opts.predict_batch_size)
-        examples = self.data["test"].examples
+        examples = self.examples["test"].examples
         tf.io.gfile.makedirs(opts.output_dir)
         self.result.prediction_file = write_predictions(
             os.path.join(opts.output_dir, PREDICTIONS_FILE), examples, logits)

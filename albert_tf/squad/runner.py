@@ -19,6 +19,7 @@ prediction alone reads neither `train_file` nor a step count.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from typing import Any
 
@@ -28,8 +29,8 @@ from absl import logging
 
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.bucketing import LengthBuckets
-from albert_tf.finetuning.run import (DatasetFn, ExportOptions, FineTuningError,
-                                      FineTuningResult, FineTuningRun, TrainingPlan)
+from albert_tf.finetuning.run import (DatasetFn, Features, FineTuningError, FineTuningResult,
+                                      FineTuningRun, TrainingPlan)
 from albert_tf.squad import records
 from albert_tf.squad.examples import (SkipReport, SquadExample, read_squad_examples,
                                       read_squad_file, shuffle_training_examples)
@@ -37,9 +38,9 @@ from albert_tf.squad.export import export_squad_v1
 from albert_tf.squad.features import FeatureBuilder, SquadFeature
 from albert_tf.squad.metrics import evaluate_v1, evaluate_v2
 from albert_tf.squad.modeling import span_labeler, squad_objective
-from albert_tf.squad.postprocess import (NULL_THRESHOLD_RULES, V1_OUTPUTS, V2_OUTPUTS,
-                                         SquadPredictions, postprocess, results_by_unique_id,
-                                         write_prediction_files)
+from albert_tf.squad.options import SquadRunOptions
+from albert_tf.squad.postprocess import (V1_OUTPUTS, V2_OUTPUTS, SquadPredictions, postprocess,
+                                         results_by_unique_id, write_prediction_files)
 
 NA_PROB_THRESH = 1.0  # the official default, applied to logits by the original (Q25, kept)
 METRIC_KEY = "f1"
@@ -49,40 +50,34 @@ class SquadRunError(FineTuningError):
     """Inconsistent options (one line, shown without a traceback by run_squad)."""
 
 
-@dataclasses.dataclass(kw_only=True)
-class SquadRunOptions(ExportOptions):
-    """run_squad_v1/v2's flags (faithfulness §9.1 names and defaults) plus ours; the shared
-    fine-tuning and loop flags (output_dir, init_checkpoint, do_train, do_predict, batch
-    sizes, learning_rate, export_dir (v1 only: SavedModel + albert_model.tflite), …) are
-    inherited."""
+@dataclasses.dataclass
+class SquadExamples:
+    """What `read_examples` reads: the training and prediction questions, and predict_file's
+    articles (the official evaluation scores against them)."""
 
-    train_file: str | None = None
-    predict_file: str | None = None
-    train_feature_file: str | None = None
-    predict_feature_file: str | None = None
-    predict_feature_left_file: str | None = None
-    max_seq_length: int = 384
-    doc_stride: int = 128
-    max_query_length: int = 64
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
-    n_best_size: int = 20
-    max_answer_length: int = 30
-    use_einsum: bool = True  # v1's TFLite switch: accepted, no effect here
-    version_2_with_negative: bool = False
-    start_n_top: int = 5
-    end_n_top: int = 5
-    dropout_prob: float = 0.1
-    # Ours.
-    null_threshold_rule: str = "original"
-    null_score_diff_threshold: float | None = None
+    train: list[SquadExample] = dataclasses.field(default_factory=list)
+    predict: list[SquadExample] = dataclasses.field(default_factory=list)
+    predict_data: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    @property
+    def has_gold(self) -> bool:
+        """Whether predict_file has answers to evaluate against."""
+        return any(qa.get("answers") for article in self.predict_data
+                   for paragraph in article["paragraphs"] for qa in paragraph["qas"])
+
+
+@dataclasses.dataclass
+class SquadFeatures(Features):
+    """The cached records plus the prediction windows post-processing maps answers from (no
+    template decoder: SQuAD's datasets are `squad.records`')."""
+
+    predict: list[SquadFeature] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
 class SquadRunResult(FineTuningResult):
-    """What a run did: the shared record plus training steps, skips and files."""
+    """What a run did: the shared record plus skips and files."""
 
-    num_train_steps: int = 0
     prediction_files: dict[str, str] = dataclasses.field(default_factory=dict)
     skips: SkipReport = dataclasses.field(default_factory=SkipReport)
     export_dir: str | None = None
@@ -103,8 +98,6 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
         if opts.max_seq_length <= opts.max_query_length + 3:
             raise SquadRunError(f"max_seq_length ({opts.max_seq_length}) must exceed "
                                 f"max_query_length + 3 ({opts.max_query_length + 3})")
-        if opts.null_threshold_rule not in NULL_THRESHOLD_RULES:
-            raise SquadRunError(f"null_threshold_rule must be one of {NULL_THRESHOLD_RULES}")
         if (opts.version_2_with_negative
                 and max(opts.start_n_top, opts.end_n_top) > opts.max_seq_length):
             raise SquadRunError("start_n_top and end_n_top must not exceed max_seq_length")
@@ -127,34 +120,35 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
                             opts.end_n_top, opts.dropout_prob, encoder)
 
     # ----- inputs -----
-    def read_examples(self) -> None:
+    def read_examples(self) -> SquadExamples:
         """train_file and predict_file (bad input stops the run before anything is written)."""
         opts = self.opts
         v2 = opts.version_2_with_negative
-        self.train_examples: list[SquadExample] = []
+        examples = SquadExamples()
         if opts.do_train:
-            self.train_examples, _ = read_squad_examples(opts.train_file, True, v2,
-                                                         self.result.skips)
-        self.predict_examples: list[SquadExample] = []
-        self.predict_data: list[dict[str, Any]] = []
+            examples.train, _ = read_squad_examples(opts.train_file, True, v2, self.result.skips)
         if opts.do_predict:
-            self.predict_examples, _ = read_squad_examples(opts.predict_file, False, v2,
-                                                           self.result.skips)
-            self.predict_data = read_squad_file(opts.predict_file)["data"]
-        self.has_gold = any(qa.get("answers") for article in self.predict_data
-                            for paragraph in article["paragraphs"] for qa in paragraph["qas"])
+            examples.predict, _ = read_squad_examples(opts.predict_file, False, v2,
+                                                      self.result.skips)
+            examples.predict_data = read_squad_file(opts.predict_file)["data"]
+        return examples
 
-    def build_features(self) -> None:
-        """The training records and the prediction records + feature objects, cached."""
+    @functools.cached_property
+    def builder(self) -> FeatureBuilder:
+        """Windows of examples (after `prepare` chose the tokenizer)."""
         opts = self.opts
-        self.builder = FeatureBuilder(self.tokenizer, opts.max_seq_length, opts.doc_stride,
-                                      opts.max_query_length, opts.do_lower_case)
-        self.predict_features: list[SquadFeature] = []
-        if opts.do_train:
-            self.records["train"] = self._train_records()
-        if opts.do_predict:
-            self.records["predict"], self.predict_features = self._predict_records()
-        self.result.num_train_steps = self._num_train_steps()
+        return FeatureBuilder(self.tokenizer, opts.max_seq_length, opts.doc_stride,
+                              opts.max_query_length, opts.do_lower_case)
+
+    def build_features(self, examples: SquadExamples) -> SquadFeatures:
+        """The training records and the prediction records + feature objects, cached."""
+        features = SquadFeatures({})
+        if self.opts.do_train:
+            features.records["train"] = self._train_records(examples.train)
+        if self.opts.do_predict:
+            features.records["predict"], features.predict = self._predict_records(
+                examples.predict)
+        return features
 
     def choose_buckets(self) -> LengthBuckets | None:
         """v2: length buckets of at least max(start_n_top, end_n_top) positions (the beam's
@@ -172,7 +166,7 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
     def training_plan(self) -> TrainingPlan:
         opts = self.opts
         v2 = opts.version_2_with_negative
-        steps = self.result.num_train_steps
+        steps = self._num_train_steps()
         return TrainingPlan(objective=squad_objective(v2), metric_key=METRIC_KEY,
                             num_train_steps=steps,
                             num_warmup_steps=int(steps * opts.warmup_proportion),
@@ -191,10 +185,10 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
         opts = self.opts
         if not opts.do_train:
             return 0
-        steps = int(len(self.train_examples) / opts.train_batch_size * opts.num_train_epochs)
+        steps = int(len(self.examples.train) / opts.train_batch_size * opts.num_train_epochs)
         if steps < 1:
             raise SquadRunError(
-                f"{opts.train_file}: {len(self.train_examples)} examples give 0 training "
+                f"{opts.train_file}: {len(self.examples.train)} examples give 0 training "
                 f"steps at train_batch_size {opts.train_batch_size} × num_train_epochs "
                 f"{opts.num_train_epochs}")
         return steps
@@ -205,11 +199,11 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
             role, source, self.tokenizer, opts.max_seq_length, opts.doc_stride,
             opts.max_query_length, opts.do_lower_case, opts.version_2_with_negative)
 
-    def _train_records(self) -> str:
+    def _train_records(self, train_examples: list[SquadExample]) -> str:
         opts = self.opts
 
         def build() -> list[SquadFeature]:
-            examples = shuffle_training_examples(self.train_examples)
+            examples = shuffle_training_examples(train_examples)
             features = self.builder.build(examples, with_labels=True, skips=self.result.skips)
             if not features:
                 raise SquadRunError(f"{opts.train_file}: no usable training question")
@@ -219,11 +213,12 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
         return records.cached_train_records(path, self._settings("train", opts.train_file),
                                             build, owned=not opts.train_feature_file)
 
-    def _predict_records(self) -> tuple[str, list[SquadFeature]]:
+    def _predict_records(self, predict_examples: list[SquadExample]
+                         ) -> tuple[str, list[SquadFeature]]:
         opts = self.opts
 
         def build() -> list[SquadFeature]:
-            features = self.builder.build(self.predict_examples, with_labels=False,
+            features = self.builder.build(predict_examples, with_labels=False,
                                           skips=self.result.skips)
             if not features:
                 raise SquadRunError(f"{opts.predict_file}: no usable question to predict")
@@ -235,7 +230,7 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
         features = records.cached_predict_features(
             record_path, left_path, self._settings("predict", opts.predict_file), build,
             owned=not (opts.predict_feature_file or opts.predict_feature_left_file),
-            qas_ids=[e.qas_id for e in self.predict_examples])
+            qas_ids=[e.qas_id for e in predict_examples])
         return record_path, features
 
     # ----- prediction and evaluation -----
@@ -245,10 +240,10 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
         dataset = records.predict_dataset(self.records["predict"], opts.predict_batch_size,
                                           opts.max_seq_length, opts.version_2_with_negative,
                                           self.buckets)
-        outputs = self.predictor.run(dataset, len(self.predict_features),
+        outputs = self.predictor.run(dataset, len(self.features.predict),
                                      "Predicting SQuAD features")
         raw = results_by_unique_id(outputs, self.predictor.outputs)
-        return postprocess(self.predict_examples, self.predict_features, raw,
+        return postprocess(self.examples.predict, self.features.predict, raw,
                            opts.version_2_with_negative, opts.n_best_size, opts.max_answer_length)
 
     def evaluate_current(self, step: int) -> dict[str, Any]:
@@ -258,10 +253,10 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
         if not opts.version_2_with_negative:
             final = squad.best_texts()
             self.result.prediction_files = write_prediction_files(opts.output_dir, final, squad)
-            results = evaluate_v1(self.predict_data, final) if self.has_gold else {}
+            results = evaluate_v1(self.examples.predict_data, final) if self.examples.has_gold else {}
         else:
             results = self._evaluate_v2(squad)
-        self.report(f"Eval results ({len(self.predict_examples)} questions)", step, results)
+        self.report(f"Eval results ({len(self.examples.predict)} questions)", step, results)
         return results
 
     def _evaluate_v2(self, squad: SquadPredictions) -> dict[str, Any]:
@@ -269,8 +264,8 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
         then write and score the thresholded ones (§9.8)."""
         opts = self.opts
         threshold = opts.null_score_diff_threshold
-        if threshold is None and self.has_gold:
-            first = evaluate_v2(self.predict_data, squad.best_texts(), squad.null_odds,
+        if threshold is None and self.examples.has_gold:
+            first = evaluate_v2(self.examples.predict_data, squad.best_texts(), squad.null_odds,
                                 NA_PROB_THRESH)
             threshold = first["best_f1_thresh"]
             logging.info("Before the threshold: exact %.4f, f1 %.4f; best_f1_thresh = %s",
@@ -280,16 +275,16 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
                             "every question gets its best non-null answer", opts.predict_file)
         final = squad.predictions(threshold, opts.null_threshold_rule)
         self.result.prediction_files = write_prediction_files(opts.output_dir, final, squad)
-        if not self.has_gold:
+        if not self.examples.has_gold:
             return {}
-        results = evaluate_v2(self.predict_data, final, squad.null_odds, NA_PROB_THRESH)
+        results = evaluate_v2(self.examples.predict_data, final, squad.null_odds, NA_PROB_THRESH)
         results["null_score_diff_threshold"] = threshold
         return results
 
     def predict(self) -> None:
         """Evaluates pending checkpoints (or the initial weights), leaving the best's files."""
         pending = self.evaluator.pending()
-        if not self.has_gold and pending:
+        if not self.examples.has_gold and pending:
             step, prefix = pending[-1]  # no gold answers: nothing to select by; the newest
             self.trainer.restore_model(prefix)
             self.eval_results.append(self.evaluate_current(step))
@@ -318,7 +313,8 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
         self.result.export_dir = export_squad_v1(self.float32_model(), opts.export_dir,
                                                  opts.max_seq_length, self.config.vocab_size,
                                                  opts.tflite_quantization, opts.openvino_ir,
-                                                 trained_model=self.trainer.model)
+                                                 trained_model=self.trainer.model,
+                                                 onnx=opts.onnx)
 
     def finish(self) -> None:
         """Lists the questions skipped on the way (bad answers, empty contexts, failed

@@ -35,6 +35,7 @@ from albert_tf.training.checkpoint_eval import RESULTS_FILE, write_eval_results
 from albert_tf.training.checkpointing import TrainingCheckpoint, restore_model
 from albert_tf.training.clipping import OccurrenceNormRule, clip_by_norm, global_norm
 from albert_tf.training.errors import NonFiniteLossError, WorkerLostError
+from albert_tf.training.loop_options import LoopSettings
 from albert_tf.training.objective import Objective
 from albert_tf.training.optimizers import (LoopOptimizer, learning_rate_at, matches_any,
                                            prepare_for_loop)
@@ -44,8 +45,9 @@ _MAX_STEPS = 2**31 - 1
 
 
 @dataclasses.dataclass
-class LoopConfig:
-    """Settings of a training run (each run_* script fills them from its flags, faithfulness §6.1).
+class LoopConfig(LoopSettings):
+    """Settings of a training run (each run_* script fills them from its flags, faithfulness §6.1);
+    the options every script shares (log_steps, dtype, jit_compile, …) are `LoopSettings`'.
 
     `train_batch_size` is the global batch of one optimizer step; with
     `gradient_accumulation_steps` = k it is computed as k micro-batches per replica.
@@ -61,15 +63,17 @@ class LoopConfig:
     iterations_per_loop: int = 1000
     save_checkpoints_steps: int = 1000
     keep_checkpoint_max: int = 5
-    log_steps: int = 100
-    gradient_accumulation_steps: int = 1
-    jit_compile: bool = False
-    dtype: str = "float32"
     clip_norm: float | None = 1.0
-    clip_norm_mode: str = "original"
-    recompute_grad: bool = False
     # Variable-path regexes left untrained (the original's `excluded_tvars`, Q16 fixed).
     frozen_variable_patterns: Sequence[str] = ()
+
+    @classmethod
+    def from_options(cls, options: LoopSettings, **run_settings: Any) -> "LoopConfig":
+        """The `LoopSettings` part of a script's `options` plus the task's `run_settings`
+        (output_dir, steps, batch size, checkpoint cadence)."""
+        shared = {field.name: getattr(options, field.name)
+                  for field in dataclasses.fields(LoopSettings)}
+        return cls(**shared, **run_settings)
 
     def validate(self, num_replicas: int = 1) -> None:
         """Raises ValueError naming the first inconsistent setting."""

@@ -1,34 +1,58 @@
-"""The loop's own flags, shared by every task's options (run_pretraining, run_classifier,
-run_squad, run_race): declared once here and turned into a `LoopConfig` in one place."""
+"""The loop's options, shared by every run_* script (run_pretraining, run_classifier, run_squad,
+run_race), each declared once: `LoopSettings` is also the base of `training.loop.LoopConfig`,
+and `options.define_flags` makes the scripts' flags of them."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from albert_tf.training.loop import LoopConfig
+from albert_tf.options import POSITIVE, option
+from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES
+
+@dataclasses.dataclass(kw_only=True)
+class LoopSettings:
+    """What the loop itself reads (`LoopConfig` inherits them; the scripts' options too)."""
+
+    log_steps: int = option(100, "Log (and write TensorBoard scalars) every this many steps.",
+                            lower_bound=1)
+    gradient_accumulation_steps: int = option(
+        1, "Split each global batch into this many micro-batches per replica and sum their "
+           "gradients before one update (same result, less memory).", lower_bound=1)
+    jit_compile: bool = option(False, "XLA-compile the forward/backward pass.")
+    dtype: str = option(
+        "float32", "Compute dtype of training, eval and predict: float32, or mixed float16 "
+                   "(dynamic loss scaling) / bfloat16. Variables, LayerNorm, softmax, logits and "
+                   "losses stay float32. bfloat16 is faster only on CPUs with bf16 units "
+                   "(AVX512-BF16/AMX) or accelerators; a warning says when the CPU has none.",
+        choices=list(DTYPE_POLICIES))
+    clip_norm_mode: str = option(
+        "original", "Global norm of the clip at 1.0: 'original' counts an embedding gradient "
+                    "once per token occurrence where the original does (off TPU: the token-type "
+                    "table always, the word table when fine-tuning; Q35); 'dense' uses the norm "
+                    "of the summed gradient everywhere.", choices=CLIP_NORM_MODES)
+    recompute_grad: bool = option(
+        False, "Recompute each transformer block's activations in the backward pass instead of "
+               "keeping them: much less memory at long sequences, for about one more forward "
+               "pass of time.")
 
 
 @dataclasses.dataclass(kw_only=True)
-class LoopOptions:
-    """The flags `training.flags` defines for every script; a task's options inherit them."""
+class LoopOptions(LoopSettings):
+    """The loop flags every script has; a task's options inherit them
+    (`LoopConfig.from_options` takes the `LoopSettings` part)."""
 
-    log_steps: int = 100
-    gradient_accumulation_steps: int = 1
-    jit_compile: bool = False
-    dtype: str = "float32"
-    seed: int | None = None
-    clip_norm_mode: str = "original"
-    recompute_grad: bool = False
+    seed: int | None = option(None, "Seeds Python, NumPy, TensorFlow/Keras initialisation, "
+                                    "dropout and the input pipeline. Default: unseeded.")
 
-    def loop_config(self, **run_settings: Any) -> "LoopConfig":
-        """A `LoopConfig` of these flags plus the task's `run_settings` (output_dir, steps,
-        batch size, checkpoint cadence)."""
-        # The loop needs TensorFlow; these options are read by the scripts' --help without it.
-        from albert_tf.training.loop import LoopConfig
 
-        return LoopConfig(
-            log_steps=self.log_steps, gradient_accumulation_steps=self.gradient_accumulation_steps,
-            jit_compile=self.jit_compile, dtype=self.dtype, clip_norm_mode=self.clip_norm_mode,
-            recompute_grad=self.recompute_grad, **run_settings)
+@dataclasses.dataclass(kw_only=True)
+class EvalPollOptions:
+    """Side-car evaluation (--do_eval without --do_train: `training.checkpoint_eval`)."""
+
+    eval_poll_secs: float = option(
+        60.0, "With --do_eval and no --do_train: seconds between looks for a new checkpoint of "
+              "the training run in --output_dir.", float_range=POSITIVE)
+    eval_timeout_secs: float = option(
+        3600.0, "With --do_eval and no --do_train: give up (error, exit status 1) when no new "
+                "checkpoint appeared for this many seconds (the original waits forever).",
+        float_range=POSITIVE)

@@ -31,7 +31,10 @@ KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 TOLERANCE = 1e-5
 BF16_RELATIVE_TOLERANCE = 2.0 ** -5
 SEQ = 16  # the task's max_seq_length (the TFLite file's fixed length)
-ENGINES = ["tensorflow", "tflite"] + (["openvino"] if installed("openvino") else [])
+# --onnx: tf2onnx's conversion of serving/, on ONNX Runtime (the [onnx] extra).
+ONNX = installed("onnxruntime") and installed("tf2onnx")
+ENGINES = (["tensorflow", "tflite"] + (["openvino"] if installed("openvino") else [])
+           + (["onnxruntime"] if ONNX else []))
 CASES = ((1, SEQ, np.int32), (3, 11, np.int64))  # batch, seq (≤ SEQ for TFLite), input dtype
 
 
@@ -59,7 +62,7 @@ def classifier_export(tmp_path_factory):
     model = AlbertClassifier(tiny_config(vocab_size=1000, initializer_range=0.1), 3)
     path = str(tmp_path_factory.mktemp("classifier") / "export")
     export_classifier(model, path, SEQ, is_regression=False, threshold_to_export=0.5,
-                      tflite_model=model, openvino_ir=installed("openvino"))
+                      tflite_model=model, openvino_ir=installed("openvino"), onnx=ONNX)
     return path, model
 
 
@@ -68,7 +71,7 @@ def squad_export(tmp_path_factory):
     keras.utils.set_random_seed(6)
     model = AlbertSpanLabeler(tiny_config(vocab_size=1000, initializer_range=0.1))
     path = str(tmp_path_factory.mktemp("squad") / "export")
-    export_squad_v1(model, path, SEQ, 1000, openvino_ir=installed("openvino"))
+    export_squad_v1(model, path, SEQ, 1000, openvino_ir=installed("openvino"), onnx=ONNX)
     return path, model
 
 
@@ -117,6 +120,7 @@ def test_the_original_signature_and_tflite_file_are_kept_beside_the_new_artifact
                                                               "input_mask": "input_mask",
                                                               "input_type_ids": "segment_ids"}}
     assert ("openvino" in manifest) == installed("openvino")
+    assert manifest.get("onnx") == ({"file": "onnx/albert_model.onnx"} if ONNX else None)
     # The original's serving input (serialized tf.Examples) and output names are unchanged.
     signature = tf.saved_model.load(path).signatures["serving_default"]
     assert list(signature.structured_input_signature[1]) == ["examples"]
@@ -135,17 +139,19 @@ def test_the_original_signature_and_tflite_file_are_kept_beside_the_new_artifact
                                atol=TOLERANCE, rtol=0)
 
 
-def test_auto_picks_tensorflow_for_a_float32_task_export_in_one_line(classifier_export, capfd,
-                                                                     monkeypatch):
+def test_auto_picks_by_the_table_for_a_float32_task_export_in_one_line(classifier_export, capfd,
+                                                                       monkeypatch):
     """On an AVX2 CPU (mocked): the task's batch-1 TFLite file cannot take the export's longest
-    input, so auto keeps TensorFlow, and says so in one line."""
+    input, so auto takes the table's next engine with a file here, the ONNX file on ONNX
+    Runtime (TensorFlow without --onnx), and says so in one line."""
     path, _ = classifier_export
     monkeypatch.setattr(hardware, "cpu_profile", lambda *a, **k: hardware.PROFILE_AVX2)
     capfd.readouterr()
     served = load_serving(path)
-    assert served.backend == "tensorflow"
+    expected = "onnxruntime" if ONNX else "tensorflow"
+    assert served.backend == expected
     lines = capfd.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and "tensorflow" in lines[0] and "auto" in lines[0], lines
+    assert len(lines) == 1 and expected in lines[0] and "auto" in lines[0], lines
 
 
 def test_bfloat16_classifier_export_within_the_stated_bound(tmp_path):

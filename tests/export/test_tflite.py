@@ -155,7 +155,8 @@ def test_run_squad_v1_export_dir_writes_saved_model_and_tflite(squad_config_file
 @pytest.mark.parametrize("overrides,message", [
     ({"version_2_with_negative": True}, "export_dir is SQuAD v1 only"),
     ({"export_dir": "OUT"}, "would replace output_dir"),
-    ({"tflite_quantization": "int4"}, "tflite_quantization must be one of none, dynamic_int8"),
+    ({"tflite_quantization": "int4"}, "--tflite_quantization=int4: expected one of none, "
+                                     "dynamic_int8, float16"),
 ])
 def test_bad_squad_export_options(squad_config_file, text_assets, tmp_path,  # noqa: F811
                                   overrides, message):

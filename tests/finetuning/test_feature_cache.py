@@ -21,14 +21,14 @@ from tests.text_assets import swapped_pieces_model
 def _glue(config_file, spm, out):
     run = GlueRun(GlueRunOptions(data_dir=GLUE_DIR, task_name="mrpc", output_dir=out,
                                  albert_config_file=config_file, spm_model_file=spm,
-                                 max_seq_length=32, do_eval=True))
+                                 max_seq_length=32, do_eval=True)).prepare()
     return run.records["dev"]
 
 
 def _race(config_file, spm, out):
     run = RaceRun(RaceRunOptions(data_dir=race_dir(), output_dir=out, do_train=False,
                                  albert_config_file=config_file, spm_model_file=spm,
-                                 max_seq_length=64, max_qa_length=16))
+                                 max_seq_length=64, max_qa_length=16)).prepare()
     return run.records["dev"]
 
 
@@ -36,7 +36,7 @@ def _squad(config_file, spm, out):
     run = SquadRun(SquadRunOptions(output_dir=out, albert_config_file=config_file,
                                    spm_model_file=spm, predict_file=squad_file("dev-v1.1.json"),
                                    do_predict=True, max_seq_length=64, doc_stride=24,
-                                   max_query_length=16))
+                                   max_query_length=16)).prepare()
     return run.records["predict"]
 
 

@@ -3,7 +3,9 @@ every task package names its modules by role (issue 22)."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import inspect
 import types
 
 import pytest
@@ -12,7 +14,7 @@ import tensorflow as tf
 from albert_tf.finetuning.run import FineTuningRun
 
 # Written once in the template; a task that overrides one of these has copied the sequence.
-TEMPLATE_ONLY = ("__init__", "run", "setup", "train", "evaluate", "warm_start",
+TEMPLATE_ONLY = ("__init__", "prepare", "check_options", "run", "setup", "train", "evaluate", "warm_start",
                  "load_initial_weights", "load_best_weights", "length_buckets")
 TASK_RUNS = {"glue": "GlueRun", "squad": "SquadRun", "race": "RaceRun"}
 # Role → module, in every task package (RACE has no export).
@@ -60,3 +62,42 @@ def test_length_buckets_sets_no_hidden_state():
     buckets = FineTuningRun.length_buckets(fake, 128, min_length=5)
     assert buckets is not None and buckets.lengths[-1] == 128
     assert vars(fake) == before
+
+
+def test_construction_does_no_set_up(tmp_path):
+    """`__init__` keeps the options: options that `prepare` refuses (no phase, missing files)
+    construct fine, and nothing is read or written until `prepare` / `run`."""
+    from albert_tf.glue.options import GlueRunOptions
+    from albert_tf.glue.runner import GlueRun, GlueRunError
+
+    run = GlueRun(GlueRunOptions(data_dir=str(tmp_path / "absent"), task_name="mrpc",
+                                 output_dir=str(tmp_path / "out")))
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(GlueRunError, match="at least one of do_train, do_eval, do_predict or "
+                                           "export_dir is required"):
+        run.prepare()
+
+
+def test_the_template_never_switches_on_the_options_type():
+    """Behaviour comes from the options' own methods (`phase_switches`, `problems`,
+    `follows_training`, `export_target`), not from `isinstance(opts, <mixin>)`."""
+    from albert_tf.finetuning import run as run_module
+
+    tree = ast.parse(inspect.getsource(run_module))
+    switches = [ast.unparse(node) for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance"
+                and "opts" in ast.unparse(node.args[0])]
+    assert not switches
+
+
+@pytest.mark.parametrize("package", sorted(TASK_RUNS))
+def test_hooks_set_no_attributes(package):
+    """A task's hooks return what they make; only cached properties derive state from the
+    options, so the order of calls cannot matter."""
+    module = importlib.import_module(f"albert_tf.{package}.runner")
+    tree = ast.parse(inspect.getsource(getattr(module, TASK_RUNS[package])))
+    assigned = [ast.unparse(target) for node in ast.walk(tree) if isinstance(node, (ast.Assign,
+                                                                                   ast.AnnAssign))
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                if isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self"]
+    assert not assigned

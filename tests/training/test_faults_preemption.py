@@ -5,18 +5,17 @@ state must resume too). SIGINT in one process: status 130, same checkpoint."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 
 import numpy as np
 import pytest
 
-from albert_tf.training import Callback
 from albert_tf.training.errors import TrainingPreempted
 from albert_tf.training.preemption import LocalGuard, SignalWatch, exit_status
 from tests.conftest import tiny_config
-from tests.training import fault_runs, processes, synthetic
-from tests.training.test_loop import make_trainer
+from tests.training import fault_runs, processes
 from tests.text_assets import text_assets  # noqa: F401  (session fixture)
 
 GLUE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "glue")
@@ -65,29 +64,17 @@ def test_sigterm_run_classifier_resumes_exactly(tmp_path, text_assets):  # noqa:
                                 fault_runs.checkpoint_values(str(ref / "model.ckpt-8")), 20)
 
 
-class SendAt(Callback):
-    """Sends `signum` to this process after step `step` is logged."""
-
-    def __init__(self, step: int, signum: int):
-        self.step, self.signum = step, signum
-
-    def on_log(self, step, logs):
-        if step == self.step:
-            os.kill(os.getpid(), self.signum)
-
-
 def test_sigint_in_process_saves_the_last_step(tmp_path):
-    """Ctrl-C during Trainer.train: checkpoint of step 3 (steps of 1, checkpoints every 5),
-    TrainingPreempted with status 130; the previous handler is back afterwards."""
-    before = signal.getsignal(signal.SIGINT)
-    trainer = make_trainer(tmp_path, steps=10, iterations_per_loop=1, log_steps=1,
-                           callbacks=[SendAt(3, signal.SIGINT)])
-    with pytest.raises(TrainingPreempted) as caught:
-        trainer.train(synthetic.dataset_fn(8))
-    assert caught.value.exit_status == 130 and caught.value.step == 3
-    assert caught.value.checkpoint == str(tmp_path / "model.ckpt-3")
+    """Ctrl-C during Trainer.train (tests/training/scripts/sigint_in_process.py, a process of
+    its own): checkpoint of step 3 (steps of 1, checkpoints every 5), TrainingPreempted with
+    status 130; the previous handler is back afterwards."""
+    result = processes.run(["tests/training/scripts/sigint_in_process.py", str(tmp_path)],
+                           timeout=240)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report == {"exit_status": 130, "step": 3, "checkpoint": str(tmp_path / "model.ckpt-3"),
+                      "handler_restored": True}
     assert fault_runs.checkpoint_steps(tmp_path) == [3]
-    assert signal.getsignal(signal.SIGINT) is before
     values = fault_runs.checkpoint_values(str(tmp_path / "model.ckpt-3"))
     assert int(values["global_step/.ATTRIBUTES/VARIABLE_VALUE"]) == 3
 
@@ -96,6 +83,7 @@ def test_signal_watch_and_local_guard():
     """The watch records the first signal; the guard saves then raises, else runs."""
     saved = []
     with SignalWatch() as watch:
+        assert watch.active  # else the signals below would end the test process
         guard = LocalGuard(watch, lambda: saved.append(1) or (7, "/x/model.ckpt-7"))
         assert guard.run(lambda a: a + 1, 1) == 2 and not saved
         os.kill(os.getpid(), signal.SIGTERM)
