@@ -324,7 +324,11 @@ def keras_hub_candidates(config: AlbertConfig, inputs: dict, flops: dict,
     return out
 
 
-def hf_candidates(config: AlbertConfig, inputs: dict, flops: dict) -> list[Candidate]:
+def hf_candidates(config: AlbertConfig, inputs: dict, flops: dict,
+                  dtypes: tuple[str, ...] = ("float32",)) -> list[Candidate]:
+    """HF transformers' AlbertModel forward and a pretraining step (AdamW) in float32, and with
+    bfloat16 in `dtypes` the same step under `torch.autocast("cpu", torch.bfloat16)` (the peer
+    of our mixed_bfloat16 step: float32 weights, bf16 matmuls)."""
     import torch
     import transformers
 
@@ -354,29 +358,42 @@ def hf_candidates(config: AlbertConfig, inputs: dict, flops: dict) -> list[Candi
     optimizer = torch.optim.AdamW(pre.parameters(), lr=1e-5, weight_decay=0.01)
     positions = t["masked_lm_positions"]
 
-    def train_step():
+    def train_step(autocast: bool = False):
         # The same work as ours: MLM head on the masked positions only (HF's own
         # AlbertForPreTraining.forward would score all seq positions against the vocab).
         optimizer.zero_grad(set_to_none=True)
-        out = pre.albert(**enc_in)
-        seq_out = out.last_hidden_state
-        gathered = torch.gather(seq_out, 1, positions[:, :, None].expand(-1, -1, seq_out.shape[-1]))
-        mlm_logits = pre.predictions(gathered)
-        sop_logits = pre.sop_classifier(out.pooler_output)
-        mlm = torch.nn.functional.cross_entropy(
-            mlm_logits.reshape(-1, mlm_logits.shape[-1]), t["masked_lm_ids"].reshape(-1),
-            reduction="none")
-        w = t["masked_lm_weights"].reshape(-1)
-        loss = (mlm * w).sum() / (w.sum() + 1e-5) + torch.nn.functional.cross_entropy(
-            sop_logits, t["sentence_order_label"])
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = _hf_loss(pre, enc_in, positions, t)
         loss.backward()
         optimizer.step()
         return loss.item()
 
-    return [
+    out = [
         Candidate(f"HF torch fwd ({attn})", "forward", forward, flops["encoder_forward"], batch),
         Candidate(f"HF torch train ({attn})", "train", train_step, flops["train_step"], batch),
     ]
+    if "bfloat16" in dtypes:
+        out.append(Candidate(f"HF torch train bf16 autocast ({attn})", "train",
+                             lambda: train_step(autocast=True), flops["train_step"], batch,
+                             dtype="bfloat16"))
+    return out
+
+
+def _hf_loss(pre, enc_in: dict, positions, t: dict):
+    """Masked LM on the masked positions + sentence order, as our PretrainingObjective."""
+    import torch
+
+    out = pre.albert(**enc_in)
+    seq_out = out.last_hidden_state
+    gathered = torch.gather(seq_out, 1, positions[:, :, None].expand(-1, -1, seq_out.shape[-1]))
+    mlm_logits = pre.predictions(gathered)
+    sop_logits = pre.sop_classifier(out.pooler_output)
+    mlm = torch.nn.functional.cross_entropy(
+        mlm_logits.reshape(-1, mlm_logits.shape[-1]), t["masked_lm_ids"].reshape(-1),
+        reduction="none")
+    w = t["masked_lm_weights"].reshape(-1)
+    return (mlm * w).sum() / (w.sum() + 1e-5) + torch.nn.functional.cross_entropy(
+        sop_logits, t["sentence_order_label"])
 
 
 def _wait_for_quiet(threshold: float, max_wait: float, interval: float = 0.25) -> None:
@@ -533,6 +550,21 @@ def bf16_report(candidates: list[Candidate], t: dict, peaks: dict, ratio_line, f
         bf16, fp32 = by_name.get(f"ours train bf16 graph{jit}"), by_name.get(f"ours train graph{jit}")
         if bf16 and fp32:
             ratio_line(f"TRAIN STEP bf16 vs fp32{jit or ' graph'}", bf16, fp32)
+    # Issue 30, acceptance 1: the bf16 train step against torch's bf16 autocast (a target only
+    # where the CPU has bf16 units: elsewhere both emulate bf16), and each train step's share
+    # of its dtype's matmul peak measured in this run.
+    units = bool(cpu_bf16_units())
+    ours_bf16, torch_bf16 = fastest("ours", "train", "bfloat16"), fastest("HF", "train", "bfloat16")
+    ratio_line("TRAIN bf16 vs torch bf16 autocast" + ("" if units else " (emulated on both: no "
+                                                      "bf16 units, no target)"),
+               ours_bf16, torch_bf16, 1.2 if units else None)
+    for dtype in ("float32", "bfloat16"):
+        for who in ("ours", "HF"):
+            step = fastest(who, "train", dtype)
+            if step is not None and dtype in peaks:
+                share = step.flops / t[step.name] / 1e9 / peaks[dtype]
+                print(f"train step {dtype}: {step.name} at {100 * share:.0f}% of the {dtype} "
+                      f"matmul peak ({peaks[dtype]:.0f} GFLOP/s)")
 
 
 def main(argv=None) -> None:
@@ -592,7 +624,7 @@ def main(argv=None) -> None:
     if have_kh:
         candidates += keras_hub_candidates(config, inputs, flops, dtypes)
     if have_hf:
-        candidates += hf_candidates(config, inputs, flops)
+        candidates += hf_candidates(config, inputs, flops, dtypes)
     if args.variants:
         keep = [v.strip() for v in args.variants.split(",") if v.strip()]
         candidates = [c for c in candidates

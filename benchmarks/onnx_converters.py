@@ -28,7 +28,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 OUTPUTS = ("pooled_output", "sequence_output")
