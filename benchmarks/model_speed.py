@@ -512,6 +512,7 @@ def report(candidates: list[Candidate], flops: dict, args) -> None:
         ratio_line("FORWARD vs faster peer", ours_fwd, min(peers_fwd, key=lambda c: t[c.name]), 1.0)
     ratio_line("TRAIN vs HF", ours_train, fastest("HF", "train"), 1.0)
     bf16_report(candidates, t, peaks, ratio_line, fastest)
+    train_report(candidates, t, peaks, ratio_line, fastest)
 
 
 def _default_graph(dtype: str, batches: int, lengths: int) -> str:
@@ -550,9 +551,13 @@ def bf16_report(candidates: list[Candidate], t: dict, peaks: dict, ratio_line, f
         bf16, fp32 = by_name.get(f"ours train bf16 graph{jit}"), by_name.get(f"ours train graph{jit}")
         if bf16 and fp32:
             ratio_line(f"TRAIN STEP bf16 vs fp32{jit or ' graph'}", bf16, fp32)
-    # Issue 30, acceptance 1: the bf16 train step against torch's bf16 autocast (a target only
-    # where the CPU has bf16 units: elsewhere both emulate bf16), and each train step's share
-    # of its dtype's matmul peak measured in this run.
+
+
+def train_report(candidates: list[Candidate], t: dict, peaks: dict, ratio_line, fastest) -> None:
+    """Issue 30, acceptance 1: the bf16 train step against torch's bf16 autocast (a target
+    only where the CPU has bf16 units: elsewhere both emulate bf16), and each train step's
+    share of its dtype's matmul peak measured in this run."""
+    print()
     units = bool(cpu_bf16_units())
     ours_bf16, torch_bf16 = fastest("ours", "train", "bfloat16"), fastest("HF", "train", "bfloat16")
     ratio_line("TRAIN bf16 vs torch bf16 autocast" + ("" if units else " (emulated on both: no "
