@@ -8,12 +8,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 
-import numpy as np
-import pytest
 
-from albert_tf.training.errors import TrainingPreempted
-from albert_tf.training.preemption import LocalGuard, SignalWatch, exit_status
 from tests.conftest import tiny_config
 from tests.training import fault_runs, processes
 from tests.text_assets import text_assets  # noqa: F401  (session fixture)
@@ -64,14 +62,21 @@ def test_sigterm_run_classifier_resumes_exactly(tmp_path, text_assets):  # noqa:
                                 fault_runs.checkpoint_values(str(ref / "model.ckpt-8")), 20)
 
 
-def test_sigint_in_process_saves_the_last_step(tmp_path):
-    """Ctrl-C during Trainer.train (tests/training/scripts/sigint_in_process.py, a process of
-    its own): checkpoint of step 3 (steps of 1, checkpoints every 5), TrainingPreempted with
-    status 130; the previous handler is back afterwards."""
-    result = processes.run(["tests/training/scripts/sigint_in_process.py", str(tmp_path)],
-                           timeout=240)
+def in_own_session(args: list[str]) -> dict:
+    """Runs tests/training/scripts/sigint_in_process.py `args` in a new session (its signals
+    stay there) and returns its JSON report."""
+    result = subprocess.run([sys.executable, "tests/training/scripts/sigint_in_process.py", *args],
+                            cwd=processes.REPO, env=processes.python_env(), capture_output=True,
+                            text=True, timeout=240, start_new_session=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_sigint_in_process_saves_the_last_step(tmp_path):
+    """Ctrl-C during Trainer.train (in a process of its own): checkpoint of step 3 (steps of 1,
+    checkpoints every 5), TrainingPreempted with status 130; the previous handler is back
+    afterwards."""
+    report = in_own_session([str(tmp_path)])
     assert report == {"exit_status": 130, "step": 3, "checkpoint": str(tmp_path / "model.ckpt-3"),
                       "handler_restored": True}
     assert fault_runs.checkpoint_steps(tmp_path) == [3]
@@ -80,20 +85,11 @@ def test_sigint_in_process_saves_the_last_step(tmp_path):
 
 
 def test_signal_watch_and_local_guard():
-    """The watch records the first signal; the guard saves then raises, else runs."""
-    saved = []
-    with SignalWatch() as watch:
-        assert watch.active  # else the signals below would end the test process
-        guard = LocalGuard(watch, lambda: saved.append(1) or (7, "/x/model.ckpt-7"))
-        assert guard.run(lambda a: a + 1, 1) == 2 and not saved
-        os.kill(os.getpid(), signal.SIGTERM)
-        assert watch.received == signal.SIGTERM
-        os.kill(os.getpid(), signal.SIGTERM)  # a second SIGTERM is ignored while saving
-        with pytest.raises(TrainingPreempted, match="SIGTERM: saved checkpoint /x/model.ckpt-7"):
-            guard.run(lambda: None)
-        assert saved == [1]
-        with pytest.raises(KeyboardInterrupt):  # a second Ctrl-C stops at once
-            os.kill(os.getpid(), signal.SIGINT)
-    assert (exit_status(signal.SIGTERM), exit_status(signal.SIGINT), exit_status(None)) == (
-        143, 130, 143)
-    np.testing.assert_equal(signal.getsignal(signal.SIGTERM), signal.SIG_DFL)
+    """The watch records the first signal; the guard saves then raises, else runs (in a
+    process of its own)."""
+    report = in_own_session(["--watch"])
+    assert report == {
+        "active": True, "runs_before": True, "received": signal.SIGTERM,
+        "preempted": report.get("preempted", ""), "saved": 1, "interrupted": True,
+        "statuses": [143, 130, 143], "sigterm_restored": True}
+    assert report["preempted"].startswith("SIGTERM: saved checkpoint /x/model.ckpt-7")

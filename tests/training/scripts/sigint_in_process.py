@@ -1,10 +1,11 @@
-"""Trains the tiny pretrainer in this process and sends itself SIGINT after step 3 (the
-preemption test's in-process Ctrl-C), then prints what Trainer.train raised as JSON.
+"""Signals a process sends itself, for the preemption tests, in a process (and session) of
+their own: a pytest-xdist worker that received them ended (CI hung on it), so no test signals
+its own process.
 
-A child process of its own: Ctrl-C is the process's, so a test worker that shares its signal
-handlers with other tests (pytest-xdist) is not the one interrupted.
+    python tests/training/scripts/sigint_in_process.py OUTPUT_DIR   # Trainer + Ctrl-C at step 3
+    python tests/training/scripts/sigint_in_process.py --watch      # SignalWatch + LocalGuard
 
-    python tests/training/scripts/sigint_in_process.py OUTPUT_DIR
+Each prints one JSON line of what happened.
 """
 
 from __future__ import annotations
@@ -31,6 +32,36 @@ class SendAt(Callback):
             os.kill(os.getpid(), self.signum)
 
 
+def watch_and_guard() -> dict:
+    """SIGTERM recorded (a second ignored), the guard saves then raises, a SIGINT after it
+    raises KeyboardInterrupt, the previous handlers come back."""
+    from albert_tf.training.preemption import LocalGuard, SignalWatch, exit_status
+
+    report: dict = {}
+    saved = []
+    with SignalWatch() as watch:
+        report["active"] = watch.active
+        guard = LocalGuard(watch, lambda: saved.append(1) or (7, "/x/model.ckpt-7"))
+        report["runs_before"] = guard.run(lambda a: a + 1, 1) == 2 and not saved
+        os.kill(os.getpid(), signal.SIGTERM)
+        report["received"] = watch.received
+        os.kill(os.getpid(), signal.SIGTERM)  # a second SIGTERM is ignored while saving
+        try:
+            guard.run(lambda: None)
+        except TrainingPreempted as e:
+            report["preempted"] = str(e)
+        report["saved"] = len(saved)
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # a second Ctrl-C stops at once
+            report["interrupted"] = False
+        except KeyboardInterrupt:
+            report["interrupted"] = True
+    report["statuses"] = [exit_status(signal.SIGTERM), exit_status(signal.SIGINT),
+                          exit_status(None)]
+    report["sigterm_restored"] = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    return report
+
+
 def main(output_dir: str) -> None:
     before = signal.getsignal(signal.SIGINT)
     trainer = make_trainer(output_dir, steps=10, iterations_per_loop=1, log_steps=1,
@@ -46,4 +77,7 @@ def main(output_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--watch":
+        print(json.dumps(watch_and_guard()))
+    else:
+        main(sys.argv[1])
