@@ -6,9 +6,8 @@ is *slower* than float32 (benchmarks/RESULTS.md, "bfloat16 inference"). The defa
 therefore stays float32 everywhere; `--dtype=bfloat16` is the user's choice, and a CPU
 without the units gets a warning.
 
-The prediction graph (tf.function, with or without XLA) is chosen per dtype, CPU kind and
-run size from the measurements in benchmarks/RESULTS.md ("bfloat16 inference"): see
-`predict_jit_compile`.
+Which execution path (oneDNN on or off, XLA or the graph) each profile runs fastest is
+`execution_rules`' table, keyed by `cpu_profile`.
 
 The serving engine `load_serving(backend="auto")` picks is keyed by the CPU *profile*
 (`cpu_profile`): AVX2 only, AVX-512 without bf16, AVX-512 with AMX/bf16, Arm. Every CPU fact
@@ -39,23 +38,6 @@ PROFILE_AVX512 = "x86-avx512"         # AVX-512 without bf16 units (Skylake-SP .
 PROFILE_AVX2 = "x86-avx2"             # AVX2 only (AMD Zen 1-3, older Intel); older x86 too
 PROFILE_ARM = "arm64"                 # aarch64 (Graviton, Ampere), with or without bf16
 CPU_PROFILES = (PROFILE_AMX, PROFILE_AVX512, PROFILE_AVX2, PROFILE_ARM)
-
-# Steady-state speed of the XLA-compiled prediction step over the plain tf.function graph, by
-# (--dtype, CPU has bf16 units). Measured on ALBERT-base, batch 8 × 128, 2 threads, two runs
-# (benchmarks/RESULTS.md, "bfloat16 inference"), the lower figure kept: float32 1.14× / 1.24×,
-# bfloat16 1.26× / 1.15× on this AVX2 CPU without bf16 units (XLA:CPU fuses the bf16 ↔
-# float32 conversions the emulation needs); on an AVX512-BF16 CPU XLA's bf16 is ≈ 2× *slower*
-# than the graph's oneDNN kernels (issue 15's measurement), and float32 there is not measured
-# (kept on the graph). float16 has no fast CPU path in either graph.
-PREDICT_XLA_SPEEDUP = {
-    ("float32", False): 1.14, ("float32", True): 1.0,
-    ("bfloat16", False): 1.15, ("bfloat16", True): 0.5,
-    ("float16", False): 1.0, ("float16", True): 1.0,
-}
-# A first call — the graph's one trace, or XLA's compile of one padded length — costs about
-# this many steady-state batches (ALBERT-base 8 × 128: 2.3–7.0 in the two runs).
-FIRST_CALL_BATCHES = 7.0
-
 
 def _cpu_flags(cpuinfo: str) -> set[str]:
     """Every word on the `flags` (x86) and `Features` (Arm) lines of /proc/cpuinfo text."""
@@ -144,19 +126,6 @@ def describe_bf16_support() -> str:
         return f"this CPU has bf16 units ({', '.join(units)}): bfloat16 matmuls run natively"
     return ("this CPU has no bf16 units (no avx512_bf16/amx_bf16/bf16 flag): bfloat16 "
             "matmuls are emulated in float32 and run slower than float32")
-
-
-def predict_jit_compile(dtype: str, num_batches: int | None = None,
-                        num_lengths: int = 1) -> bool:
-    """Whether prediction under `dtype` ("float32", "bfloat16", "float16") should XLA-compile
-    the model: only where XLA is faster in steady state *and* `num_batches` batches repay
-    its compiles — one per padded length (`num_lengths`, e.g. the length buckets), where the
-    plain graph traces once for all. Unknown size (None): the plain graph."""
-    speedup = PREDICT_XLA_SPEEDUP[(dtype, bool(cpu_bf16_units()))]
-    if speedup <= 1.0 or not num_batches:
-        return False
-    saved = num_batches * (1.0 - 1.0 / speedup)  # in steady-state batches of the graph
-    return saved > FIRST_CALL_BATCHES * max(num_lengths - 1, 0) + 1.0
 
 
 def warn_if_slow_dtype(dtype: str, on_cpu: bool = True) -> None:

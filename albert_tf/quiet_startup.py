@@ -22,7 +22,10 @@ at any point of the run. Importing this module (idempotent):
 * for the program, keeps absl's handler on the root logger (`AbslHandlerKept`): OpenVINO's
   converter takes it off at import, after which every line came in Python's default format
   (`INFO:absl:…`) through a handler without the filter below, ONNX Runtime's lines included;
-* hides third-party deprecation notices users cannot act on.
+* hides third-party deprecation notices users cannot act on;
+* for the program, sets TF_ENABLE_ONEDNN_OPTS where the user has not, from the CPU profile
+  (`execution_rules.choose_onednn`: on for x86, where TensorFlow by itself turns oneDNN on only
+  with VNNI/bf16/AMX units, though it makes training 1.16× faster on an AVX2 CPU too).
 
 TF_CPP_MIN_LOG_LEVEL=0 or 1 turns the filtering off: everything TensorFlow says is shown.
 """
@@ -42,7 +45,7 @@ from types import FrameType
 
 from absl import logging as absl_logging
 
-from albert_tf import stderr_filter
+from albert_tf import execution_rules, stderr_filter
 
 _THIRD_PARTY = r"(tensorflow|tf_keras|keras|tensorflow_hub|tensorflow_text|google|absl|numpy|h5py)(\.|$)"
 # TF_CPP_MIN_LOG_LEVEL → the level of TensorFlow's Python logger (same meaning as in C++).
@@ -266,5 +269,8 @@ def imported_by_the_program(frame: FrameType | None) -> bool:
 
 install()
 if imported_by_the_program(sys._getframe(0).f_back):
+    # The scripts' execution path: oneDNN's rewrites where they are the faster on this CPU
+    # kind (TensorFlow leaves them off on AVX2 CPUs); before TensorFlow is imported.
+    execution_rules.choose_onednn()
     keep_absl_handler()
     filter_stderr()

@@ -57,37 +57,10 @@ import keras
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from albert_tf.config import AlbertConfig
+from albert_peers import albert_flops, hf_albert_config, pretraining_loss
 from albert_tf.models import AlbertEncoder, AlbertPretrainer
-from albert_tf.hardware import (
-    cpu_bf16_units, describe_bf16_support, predict_jit_compile)
-
-
-# --------------------------------------------------------------------------- FLOPs
-def albert_flops(config: AlbertConfig, batch: int, seq: int, masked: int) -> dict[str, float]:
-    """Multiply-add FLOPs (2 per MAC) of the matmuls of one forward pass, by part.
-
-    Elementwise work (softmax, LayerNorm, gelu, bias adds) and the embedding lookups are
-    not counted: they are < 2% of the total for base and would only flatter the figure.
-    """
-    tokens = batch * seq
-    h, e, i, v = config.hidden_size, config.embedding_size, config.intermediate_size, config.vocab_size
-    applications = config.num_hidden_layers * config.inner_group_num
-    parts = {
-        "embedding_projection": 2 * tokens * e * h if e != h else 0,
-        "attention_qkvo": applications * 4 * 2 * tokens * h * h,
-        # scores Q·Kᵀ and context P·V: each 2·B·N·S·S·D = 2·tokens·S·H
-        "attention_scores_context": applications * 2 * 2 * tokens * seq * h,
-        "ffn": applications * 2 * 2 * tokens * h * i,
-        "pooler": 2 * batch * h * h,
-        # MLM head on the masked positions only: dense H→E, tied decoder E→V
-        "mlm_head": 2 * batch * masked * (h * e + e * v),
-        "sop_head": 2 * batch * h * 2,
-    }
-    parts["encoder_forward"] = sum(parts[k] for k in (
-        "embedding_projection", "attention_qkvo", "attention_scores_context", "ffn", "pooler"))
-    parts["pretrainer_forward"] = parts["encoder_forward"] + parts["mlm_head"] + parts["sop_head"]
-    parts["train_step"] = 3 * parts["pretrainer_forward"]
-    return parts
+from albert_tf.execution_rules import use_xla
+from albert_tf.hardware import cpu_bf16_units, describe_bf16_support
 
 
 # --------------------------------------------------------------------------- harness
@@ -274,7 +247,7 @@ def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
 def _bf16_serving_candidates(encoder: AlbertEncoder, enc_in: dict, flops: dict,
                              dtype: str) -> list[Candidate]:
     """The bf16 serving paths of the package, on `encoder`'s weights: run_* prediction
-    (`finetuning.Predictor`, in each of the two graphs `hardware.predict_jit_compile` chooses
+    (`finetuning.Predictor`, in each of the two graphs `execution_rules.use_xla` chooses
     between by CPU and run size) and the encoder SavedModel of `export_tfhub
     --dtype=bfloat16`, reloaded."""
     import tempfile
@@ -333,15 +306,7 @@ def hf_candidates(config: AlbertConfig, inputs: dict, flops: dict,
     import transformers
 
     batch = inputs["input_word_ids"].shape[0]
-    hf_config = transformers.AlbertConfig(
-        vocab_size=config.vocab_size, embedding_size=config.embedding_size,
-        hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
-        num_hidden_groups=config.num_hidden_groups, num_attention_heads=config.num_attention_heads,
-        intermediate_size=config.intermediate_size, inner_group_num=config.inner_group_num,
-        hidden_act="gelu_new", hidden_dropout_prob=config.hidden_dropout_prob,
-        attention_probs_dropout_prob=config.attention_probs_dropout_prob,
-        classifier_dropout_prob=0.0, max_position_embeddings=config.max_position_embeddings,
-        type_vocab_size=config.type_vocab_size)
+    hf_config = hf_albert_config(config)
     t = {k: torch.from_numpy(v.astype("int64") if v.dtype == np.int32 else v)
          for k, v in inputs.items()}
     enc_in = dict(input_ids=t["input_word_ids"], attention_mask=t["input_mask"],
@@ -363,7 +328,7 @@ def hf_candidates(config: AlbertConfig, inputs: dict, flops: dict,
         # AlbertForPreTraining.forward would score all seq positions against the vocab).
         optimizer.zero_grad(set_to_none=True)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            loss = _hf_loss(pre, enc_in, positions, t)
+            loss = pretraining_loss(pre, enc_in, positions, t)
         loss.backward()
         optimizer.step()
         return loss.item()
@@ -377,23 +342,6 @@ def hf_candidates(config: AlbertConfig, inputs: dict, flops: dict,
                              lambda: train_step(autocast=True), flops["train_step"], batch,
                              dtype="bfloat16"))
     return out
-
-
-def _hf_loss(pre, enc_in: dict, positions, t: dict):
-    """Masked LM on the masked positions + sentence order, as our PretrainingObjective."""
-    import torch
-
-    out = pre.albert(**enc_in)
-    seq_out = out.last_hidden_state
-    gathered = torch.gather(seq_out, 1, positions[:, :, None].expand(-1, -1, seq_out.shape[-1]))
-    mlm_logits = pre.predictions(gathered)
-    sop_logits = pre.sop_classifier(out.pooler_output)
-    mlm = torch.nn.functional.cross_entropy(
-        mlm_logits.reshape(-1, mlm_logits.shape[-1]), t["masked_lm_ids"].reshape(-1),
-        reduction="none")
-    w = t["masked_lm_weights"].reshape(-1)
-    return (mlm * w).sum() / (w.sum() + 1e-5) + torch.nn.functional.cross_entropy(
-        sop_logits, t["sentence_order_label"])
 
 
 def _wait_for_quiet(threshold: float, max_wait: float, interval: float = 0.25) -> None:
@@ -516,7 +464,7 @@ def report(candidates: list[Candidate], flops: dict, args) -> None:
 
 
 def _default_graph(dtype: str, batches: int, lengths: int) -> str:
-    return "XLA" if predict_jit_compile(dtype, batches, lengths) else "graph"
+    return "XLA" if use_xla("predict", dtype, batches, lengths) else "graph"
 
 
 def bf16_report(candidates: list[Candidate], t: dict, peaks: dict, ratio_line, fastest) -> None:

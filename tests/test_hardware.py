@@ -1,7 +1,6 @@
-"""bf16 units read from /proc/cpuinfo text (x86 and Arm), and the prediction graph table."""
+"""bf16 units and CPU profiles read from /proc/cpuinfo text (x86 and Arm)."""
 
 from albert_tf import hardware
-from albert_tf.training.choices import DTYPE_POLICIES
 
 AMD_AVX2 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 fma bmi2\n"
 XEON_SPR = "processor\t: 0\nflags\t\t: avx2 avx512f avx512_bf16 amx_bf16 amx_tile\n"
@@ -13,29 +12,6 @@ def test_bf16_units_from_cpuinfo_text():
     assert hardware.bf16_units_in(XEON_SPR) == ["avx512_bf16", "amx_bf16"]
     assert hardware.bf16_units_in(GRAVITON3) == ["bf16"]
     assert hardware.bf16_units_in("model name\t: Intel(R) bf16-ready marketing name\n") == []
-
-
-def test_every_dtype_has_a_prediction_graph_on_either_kind_of_cpu(monkeypatch):
-    for units in ([], ["avx512_bf16"]):
-        monkeypatch.setattr(hardware, "cpu_bf16_units", lambda units=units: units)
-        for dtype in DTYPE_POLICIES:
-            assert hardware.predict_jit_compile(dtype) is False  # size unknown: the graph
-            assert isinstance(hardware.predict_jit_compile(dtype, 10**6, 8), bool)
-
-
-def test_xla_only_where_faster_and_repaid_by_the_run(monkeypatch):
-    monkeypatch.setattr(hardware, "cpu_bf16_units", lambda: [])  # this AVX2 CPU
-    speedup = hardware.PREDICT_XLA_SPEEDUP[("bfloat16", False)]
-    saved_per_batch = 1 - 1 / speedup
-    # One padded length (SQuAD v1, --nobucket_by_length): a few batches repay it.
-    assert hardware.predict_jit_compile("bfloat16", 10, 1)
-    # 8 buckets: 7 more compiles of FIRST_CALL_BATCHES each must be repaid.
-    needed = (7 * hardware.FIRST_CALL_BATCHES + 1) / saved_per_batch
-    assert not hardware.predict_jit_compile("bfloat16", int(needed) - 1, 8)
-    assert hardware.predict_jit_compile("bfloat16", int(needed) + 1, 8)
-    # With bf16 units XLA's bf16 is the slower graph: never chosen, however large the run.
-    monkeypatch.setattr(hardware, "cpu_bf16_units", lambda: ["amx_bf16"])
-    assert not hardware.predict_jit_compile("bfloat16", 10**6, 1)
 
 
 def test_warning_only_for_bfloat16_on_a_cpu_without_units(monkeypatch, caplog):

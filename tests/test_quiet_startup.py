@@ -150,6 +150,29 @@ def test_tf_cpp_min_log_level_0_or_1_shows_everything():
             assert line in result.stderr.splitlines(), (level, line)
 
 
+def test_the_program_gets_the_profiles_onednn_choice_unless_the_user_set_one():
+    """A script (the program importing quiet_startup) gets TF_ENABLE_ONEDNN_OPTS from
+    execution_rules' table for this CPU's profile before TensorFlow is imported; a value the
+    user set is kept; a library import changes nothing."""
+    from albert_tf import execution_rules, hardware
+
+    show = "import os, albert_tf.quiet_startup; print(os.environ.get('TF_ENABLE_ONEDNN_OPTS'))"
+    expected = {True: "1", False: "0", None: "None"}[
+        execution_rules.ONEDNN_ON[hardware.cpu_profile()]]
+    environment = processes.python_env()
+    environment.pop("TF_ENABLE_ONEDNN_OPTS", None)
+    result = subprocess.run([sys.executable, "-c", show], cwd=processes.REPO, env=environment,
+                            capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == expected, result.stderr
+    for value in ("0", "1"):
+        assert run_python(show, TF_ENABLE_ONEDNN_OPTS=value).stdout.strip() == value.encode()
+    library = ("import importlib, os; importlib.import_module('albert_tf.quiet_startup'); "
+               "print(os.environ.get('TF_ENABLE_ONEDNN_OPTS'))")
+    result = subprocess.run([sys.executable, "-c", library], cwd=processes.REPO, env=environment,
+                            capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "None", result.stderr
+
+
 def test_imported_as_a_library_it_leaves_stderr_alone():
     result = run_python("""
         import importlib, os

@@ -79,7 +79,7 @@ def test_loop_config_inherits_the_shared_settings():
     from albert_tf.training.loop_options import LoopOptions
 
     config = LoopConfig.from_options(LoopOptions(log_steps=7, dtype="bfloat16"), output_dir="o")
-    assert (config.log_steps, config.dtype, config.jit_compile) == (7, "bfloat16", False)
+    assert (config.log_steps, config.dtype, config.jit_compile) == (7, "bfloat16", None)
 
 
 # Run in one child process (TensorFlow imported once): the scripts define clashing flags, so the

@@ -13,7 +13,7 @@ order and the padding dropped, so row order is the input order. The step is trac
 with the batch and sequence axes left open, so batches of different padded lengths (length
 buckets) reuse it; with `jit_compile` the model call is XLA-compiled (once per padded length).
 `jit_compile=None` decides at the first run from the dtype, the CPU and the number of batches
-and padded lengths (`hardware.predict_jit_compile`), as the fine-tuning runs do; both are
+and padded lengths (`execution_rules.use_xla`), as the fine-tuning runs do; both are
 counted by a pass over the dataset that runs no model (`batch_lengths`), as bucketed batches
 are not known before.
 On several workers each worker predicts the whole dataset it is given.
@@ -38,7 +38,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.finetuning.bucketing import restore_order
-from albert_tf.hardware import predict_jit_compile
+from albert_tf.execution_rules import use_xla
 
 
 def open_signature(spec: Any) -> Any:
@@ -89,7 +89,7 @@ class Predictor:
       log_every: log progress (examples/s, ETA) every this many batches.
       jit_compile: XLA-compile the model call (the outputs are the same within float
         round-off; which graph is faster depends on the dtype and the CPU); None: decided
-        at the first `run` by `hardware.predict_jit_compile(dtype, batches, lengths)`, from
+        at the first `run` by `execution_rules.use_xla("predict", dtype, batches, lengths)`, from
         the batches and padded lengths that run's dataset has (`batch_lengths`).
       dtype: the model's --dtype, for `jit_compile=None`.
     """
@@ -125,7 +125,7 @@ class Predictor:
         if self.jit_compile is None:
             lengths = batch_lengths(dataset)
             batches = sum(lengths.values())
-            self.jit_compile = predict_jit_compile(self.dtype, batches, len(lengths))
+            self.jit_compile = use_xla("predict", self.dtype, batches, len(lengths))
             logging.info("Prediction runs the model %s under --dtype=%s (%d batches, %d padded "
                          "length(s); benchmarks/RESULTS.md)",
                          "XLA-compiled" if self.jit_compile else "in the tf.function graph",

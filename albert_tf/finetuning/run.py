@@ -275,7 +275,8 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
             train_batch_size=opts.train_batch_size,
             iterations_per_loop=min(opts.iterations_per_loop, opts.save_checkpoints_steps),
             save_checkpoints_steps=opts.save_checkpoints_steps,
-            keep_checkpoint_max=plan.keep_checkpoint_max)
+            keep_checkpoint_max=plan.keep_checkpoint_max,
+            num_input_lengths=len(self.buckets.lengths) if self.buckets else 1)
         optimizer_fn = None
         if opts.do_train:
             def optimizer_fn():
@@ -288,7 +289,7 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
         evaluator = CheckpointEvaluator(opts.output_dir, plan.metric_key, self.evaluate_current,
                                         trainer.restore_model)
         # The prediction graph (plain or XLA) is chosen at the first prediction, by dtype,
-        # CPU and the batches and padded lengths of its data (`hardware.predict_jit_compile`).
+        # CPU and the batches and padded lengths of its data (`execution_rules.use_xla`).
         predictor = Predictor(trainer.model, trainer.strategy, plan.predict_outputs,
                               plan.model_inputs, jit_compile=None, dtype=opts.dtype)
         return trainer, evaluator, predictor

@@ -28,6 +28,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf import hardware
+from albert_tf.execution_rules import use_xla
 from albert_tf.models.recompute import enable_recompute
 from albert_tf.training import distribute, preemption
 from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES
@@ -63,6 +64,9 @@ class LoopConfig(LoopSettings):
     iterations_per_loop: int = 1000
     save_checkpoints_steps: int = 1000
     keep_checkpoint_max: int = 5
+    # How many padded lengths the training batches come in (length buckets): XLA compiles
+    # once per length, which `jit_compile=None` weighs (execution_rules.use_xla).
+    num_input_lengths: int = 1
     clip_norm: float | None = 1.0
     # Variable-path regexes left untrained (the original's `excluded_tvars`, Q16 fixed).
     frozen_variable_patterns: Sequence[str] = ()
@@ -190,10 +194,28 @@ class Trainer:
         self._train_loop_fn = None
         self._eval_loop_fn = None
         self._writers: dict[str, Any] = {}
+        self.jit_compile = self._choose_jit_compile()
         fb = self._forward_backward
-        self._forward_backward_fn = tf.function(fb, jit_compile=True) if config.jit_compile else fb
+        self._forward_backward_fn = tf.function(fb, jit_compile=True) if self.jit_compile else fb
 
     # ----- construction -----
+    def _choose_jit_compile(self) -> bool:
+        """--jit_compile as given, or (not given) XLA where `execution_rules` measured it the
+        faster on this CPU kind and the run repays its compiles; the graph off CPUs (a TPU
+        compiles either way; GPUs are not measured)."""
+        cfg = self.config
+        if cfg.jit_compile is not None:
+            return bool(cfg.jit_compile)
+        if self.optimizer is None or not distribute.runs_on_cpu(self.strategy):
+            return False
+        steps = cfg.num_train_steps * cfg.gradient_accumulation_steps
+        chosen = use_xla("train", cfg.dtype, steps, cfg.num_input_lengths)
+        logging.info("The train step runs %s under --dtype=%s on this %s (%d steps; "
+                     "--jit_compile / --nojit_compile choose)",
+                     "XLA-compiled" if chosen else "in the tf.function graph", cfg.dtype,
+                     hardware.cpu_profile(), cfg.num_train_steps)
+        return chosen
+
     def _build_optimizer(self, optimizer_fn: Callable[[], Any]):
         self._loop_optimizer = prepare_for_loop(
             optimizer_fn(), self.config.dtype, bool(self.config.clip_norm),

@@ -18,7 +18,10 @@ class LoopSettings:
     gradient_accumulation_steps: int = option(
         1, "Split each global batch into this many micro-batches per replica and sum their "
            "gradients before one update (same result, less memory).", lower_bound=1)
-    jit_compile: bool = option(False, "XLA-compile the forward/backward pass.")
+    jit_compile: bool | None = option(
+        None, "XLA-compile the forward/backward pass (--nojit_compile: the tf.function graph). "
+              "Default: XLA where it is the faster on this CPU kind for --dtype and the run's "
+              "steps repay its compiles (albert_tf/execution_rules.py); the graph on GPUs.")
     dtype: str = option(
         "float32", "Compute dtype of training, eval and predict: float32, or mixed float16 "
                    "(dynamic loss scaling) / bfloat16. Variables, LayerNorm, softmax, logits and "

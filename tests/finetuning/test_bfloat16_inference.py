@@ -61,7 +61,7 @@ def test_glue_eval_and_predict_in_bfloat16(tmp_path, spm_model, caplog):
                 init_checkpoint=init, train_step=0, dtype=dtype))  # 0: no trainer to follow
         results[dtype] = result.eval_results[-1]
         probabilities[dtype] = np.loadtxt(out / "test_results.tsv", delimiter="\t", ndmin=2)
-    # A few batches cannot repay XLA's compiles: the plain graph (hardware.predict_jit_compile).
+    # A few batches cannot repay XLA's compiles: the plain graph (execution_rules.use_xla).
     assert "Prediction runs the model in the tf.function graph under --dtype=bfloat16" in caplog.text
     fp32, bf16 = results["float32"], results["bfloat16"]
     assert bf16["eval_loss"] == pytest.approx(fp32["eval_loss"], rel=LOSS_RTOL)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from albert_tf import hardware
 from albert_tf.models import AlbertPretrainer
 from albert_tf.training import (Callback, LoopConfig, NonFiniteLossError, Trainer,
                                 create_optimizer)
@@ -153,3 +154,29 @@ def test_bad_settings_fail_up_front(tmp_path):
     with pytest.raises(ValueError, match="dtype"):
         make_trainer(tmp_path, dtype="float8")
 
+
+
+AVX2_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
+AMX_CPUINFO = "processor\t: 0\nflags\t\t: avx2 avx512f avx512_bf16 amx_bf16 amx_tile\n"
+
+
+@pytest.mark.parametrize("cpuinfo, dtype, steps, lengths, expected", [
+    (AVX2_CPUINFO, "bfloat16", 1000, 1, True),    # XLA 1.2× faster in bf16 on AVX2
+    (AVX2_CPUINFO, "bfloat16", 3, 1, False),      # too short to repay the compile
+    (AVX2_CPUINFO, "bfloat16", 40, 8, False),     # 7 more compiles for 8 bucket lengths
+    (AVX2_CPUINFO, "float32", 1000, 1, False),    # level in float32: the graph
+    (AMX_CPUINFO, "bfloat16", 1000, 1, False),    # AMX kernels are 2× XLA's
+])
+def test_jit_compile_not_given_follows_the_cpu_profile_table(
+        tmp_path, monkeypatch, cpuinfo, dtype, steps, lengths, expected):
+    monkeypatch.setattr(hardware, "_this_cpuinfo", lambda: cpuinfo)
+    trainer = make_trainer(tmp_path, steps=steps, dtype=dtype, num_input_lengths=lengths)
+    assert trainer.config.jit_compile is None
+    assert trainer.jit_compile is expected
+
+
+def test_jit_compile_given_is_kept_whatever_the_cpu(tmp_path, monkeypatch):
+    monkeypatch.setattr(hardware, "_this_cpuinfo", lambda: AVX2_CPUINFO)
+    assert make_trainer(tmp_path / "a", steps=1000, dtype="bfloat16",
+                        jit_compile=False).jit_compile is False
+    assert make_trainer(tmp_path / "b", steps=3, jit_compile=True).jit_compile is True
