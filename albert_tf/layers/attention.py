@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from albert_tf.layers.dropout import apply_dropout
@@ -103,7 +104,10 @@ class AttentionSublayer(keras.layers.Layer):
         probs = apply_dropout(self.probs_dropout, ops.cast(probs, self.compute_dtype), training,
                               probs_seed)
         context = ops.matmul(probs, v)  # [B, N, S, D]
-        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_size))
+        # Back to the tokens' own shape tensor (not -1): Grappler then knows the output dense's
+        # result has the residual's shape and fuses MatMul + bias + residual add, also in
+        # the dynamic-shape serving graph.
+        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), tf.shape(tokens))
         out = apply_dropout(self.output_dropout, self.output_dense(context), training, output_seed)
         return residual_layer_norm(self.layer_norm, out, tokens, self.compute_dtype, shape)
 

@@ -43,15 +43,14 @@ FUSED_PREFIXES = ("_MklNativeFused", "_MklFused", "_Fused", "_MklLayerNorm")
 
 # --- float32: the same on every x86 CPU (oneDNN takes float32 ops everywhere) ----------------
 SERVING_FLOAT32 = {
-    # Q, K, V and attention output dense: MatMul+BiasAdd → _MklNativeFusedMatMul[BiasAdd].
-    # (The attention output's residual add is not fused here: its context is reshaped with
-    # -1, so Grappler cannot prove the two addends' [B·S, H] shapes equal in the
-    # dynamic-shape serving graph; in the static-shape train step it is fused.)
-    "_MklNativeFusedMatMul[BiasAdd]": 4,
+    # Q, K, V dense: MatMul+BiasAdd → _MklNativeFusedMatMul[BiasAdd].
+    "_MklNativeFusedMatMul[BiasAdd]": 3,
     # FFN intermediate dense + tanh-GELU (tf.nn.gelu approximate=True) → one kernel.
     "_MklNativeFusedMatMul[BiasAdd,GeluApproximate]": 1,
-    # FFN output dense + bias + residual add.
-    "_MklNativeFusedMatMul[BiasAdd,Add]": 1,
+    # Attention output and FFN output dense + bias + residual add. (The attention context is
+    # reshaped with the tokens' own shape tensor: with -1 Grappler could not prove the two
+    # addends' [B·S, H] shapes equal in the dynamic-shape serving graph and left the add.)
+    "_MklNativeFusedMatMul[BiasAdd,Add]": 2,
     # scores = Q·Kᵀ · 1/√d + mask bias → _MklFusedBatchMatMulV2[Mul,Add].
     "_MklFusedBatchMatMulV2[Mul,Add]": 1,
     "_MklBatchMatMulV2": 1,  # probs · V (nothing to fuse)
@@ -59,7 +58,7 @@ SERVING_FLOAT32 = {
     # Not fused: both LayerNorms stay element-wise ((x − mean)/√(var + ε)·γ + β: 2 Mean,
     # Sub, Square, AddV2, Rsqrt, 2 Mul, AddV2 each); no _MklLayerNorm.
     "_MklLayerNorm": 0, "Mean": 4, "Rsqrt": 2, "Square": 2,
-    "AddV2": 5,  # 2 LayerNorm ε adds + 2 LayerNorm β adds + the attention residual
+    "AddV2": 4,  # 2 LayerNorm ε adds + 2 LayerNorm β adds
     "Cast": 0.5,  # the input mask → float32, once for both layers
     "MatMul": 0, "_MklMatMul": 0, "BiasAdd": 0, "Tanh": 0, "BatchMatMulV2": 0,
 }
