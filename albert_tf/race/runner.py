@@ -69,12 +69,12 @@ class RaceRun(FineTuningRun[RaceRunOptions, RaceRunResult],
             check_lengths(opts.max_seq_length, opts.max_qa_length)
         except ValueError as e:
             raise RaceRunError(str(e)) from None
-        levels_to_read(opts.high_only, opts.middle_only)  # both: one line
+        _ = self.levels  # --high_only with --middle_only: RaceDataError, one line
 
     @functools.cached_property
     def levels(self) -> tuple[str, ...]:
         """The school levels --high_only / --middle_only select."""
-        return tuple(levels_to_read(self.opts.high_only, self.opts.middle_only))
+        return levels_to_read(self.opts.high_only, self.opts.middle_only)
 
     def build_model(self, config: AlbertConfig, encoder: keras.layers.Layer | None
                     ) -> keras.Model:
@@ -86,7 +86,7 @@ class RaceRun(FineTuningRun[RaceRunOptions, RaceRunResult],
         opts = self.opts
         wanted = [PHASE_SPLITS[phase] for phase, on in (
             ("train", opts.do_train), ("eval", opts.do_eval), ("predict", opts.do_predict)) if on]
-        splits = {split: read_race_split(opts.data_dir, split, list(self.levels),
+        splits = {split: read_race_split(opts.data_dir, split, self.levels,
                                          self.tokenizer.uses_sentencepiece, opts.do_lower_case,
                                          require_answers=split != "test")
                   for split in wanted}
@@ -103,7 +103,7 @@ class RaceRun(FineTuningRun[RaceRunOptions, RaceRunResult],
         for split, data in examples.items():
             named = {"train": opts.train_file, "dev": opts.eval_file,
                      "test": opts.predict_file}[split]
-            settings = records.cache_settings(split, data, list(self.levels),
+            settings = records.cache_settings(split, data, self.levels,
                                               opts.max_seq_length, opts.max_qa_length,
                                               opts.do_lower_case, self.tokenizer)
             cached[split] = records.cached_race_records(

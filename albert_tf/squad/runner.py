@@ -59,9 +59,9 @@ class SquadExamples:
     predict: list[SquadExample] = dataclasses.field(default_factory=list)
     predict_data: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
-    @property
+    @functools.cached_property
     def has_gold(self) -> bool:
-        """Whether predict_file has answers to evaluate against."""
+        """Whether predict_file has answers to evaluate against (read once)."""
         return any(qa.get("answers") for article in self.predict_data
                    for paragraph in article["paragraphs"] for qa in paragraph["qas"])
 
