@@ -50,17 +50,20 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import numpy as np
-import tensorflow as tf
-import keras
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from albert_tf.config import AlbertConfig
-from albert_peers import albert_flops, hf_albert_config, pretraining_loss
-from albert_tf.models import AlbertEncoder, AlbertPretrainer
-from albert_tf.execution_rules import use_xla
-from albert_tf.hardware import cpu_bf16_units, describe_bf16_support
+from albert_tf import execution_rules  # before TensorFlow: it sets oneDNN
+
+# Measure the path the scripts take: their oneDNN choice for this CPU unless the caller set one.
+ONEDNN_SET_HERE = execution_rules.choose_onednn()
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import keras  # noqa: E402
+
+from albert_tf.config import AlbertConfig  # noqa: E402
+from albert_peers import albert_flops, hf_albert_config, pretraining_loss  # noqa: E402
+from albert_tf.models import AlbertEncoder, AlbertPretrainer  # noqa: E402
+from albert_tf.hardware import cpu_bf16_units, describe_bf16_support  # noqa: E402
 
 
 # --------------------------------------------------------------------------- harness
@@ -464,7 +467,7 @@ def report(candidates: list[Candidate], flops: dict, args) -> None:
 
 
 def _default_graph(dtype: str, batches: int, lengths: int) -> str:
-    return "XLA" if use_xla("predict", dtype, batches, lengths) else "graph"
+    return "XLA" if execution_rules.use_xla("predict", dtype, batches, lengths) else "graph"
 
 
 def bf16_report(candidates: list[Candidate], t: dict, peaks: dict, ratio_line, fastest) -> None:
@@ -569,6 +572,9 @@ def main(argv=None) -> None:
     print(f"{args.preset}: batch {args.batch} × seq {args.seq}, {args.masked} masked positions; "
           f"{cores} cores; TF {tf.__version__}, Keras {keras.__version__}"
           + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if have_torch else ""))
+    print(f"TF_ENABLE_ONEDNN_OPTS={os.environ.get(execution_rules.ONEDNN_ENV, '(unset)')} ("
+          + ("the scripts' choice for this CPU" if ONEDNN_SET_HERE else "as given / TF's own")
+          + ")")
     print(describe_bf16_support() + "; the scripts' default --dtype stays float32"
           + ("" if cpu_bf16_units() else " (and bfloat16 is expected to be the slower here)"))
     keras.utils.set_random_seed(0)
