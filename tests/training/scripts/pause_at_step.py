@@ -16,7 +16,14 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from albert_tf.training import loop
+from albert_tf import execution_rules
+
+# The script is not the program here, so its start-up would not choose oneDNN, and TensorFlow
+# is imported below: choose it as the script does when run itself, or the paused run would
+# take another execution path than the uninterrupted run it is compared with.
+execution_rules.choose_onednn()
+
+from albert_tf.training import loop  # noqa: E402
 
 PAUSE_AT = int(os.environ["TEST_PAUSE_AT_STEP"])
 
