@@ -413,7 +413,8 @@ def report(candidates: list[Candidate], flops: dict, args) -> None:
             rate = c.flops / t[c.name] / 1e9
             if rate > peaks.get(c.dtype, 0.0):
                 peaks[c.dtype], peak_names[c.dtype] = rate, c.name
-    peak = peaks["float32"]
+    # The float32 peak where measured; a bf16-only run (--dtypes bfloat16) has only its own.
+    peak = peaks.get("float32", max(peaks.values(), default=float("nan")))
     foreign = statistics.median(s.foreign for c in candidates for s in c.samples)
     print()
     print(f"FLOPs per iteration (analytic): encoder forward {flops['encoder_forward'] / 1e9:.1f} G, "
