@@ -6,9 +6,8 @@ import pytest
 from albert_tf import execution_rules, hardware
 from albert_tf.execution_rules import ONEDNN_ENV, choose_onednn, use_xla, xla_speedup
 from albert_tf.training.choices import DTYPE_POLICIES
+from tests.cpuinfo_texts import AMD_AVX2, XEON_SPR
 
-AMD_AVX2 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 fma bmi2\n"
-XEON_SPR = "processor\t: 0\nflags\t\t: avx2 avx512f avx512_bf16 amx_bf16 amx_tile\n"
 
 
 def test_every_profile_has_a_row_in_both_tables():

@@ -1,10 +1,8 @@
 """bf16 units and CPU profiles read from /proc/cpuinfo text (x86 and Arm)."""
 
 from albert_tf import hardware
+from tests.cpuinfo_texts import AMD_AVX2, AVX512_VNNI, GRAVITON3, XEON_SPR
 
-AMD_AVX2 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 fma bmi2\n"
-XEON_SPR = "processor\t: 0\nflags\t\t: avx2 avx512f avx512_bf16 amx_bf16 amx_tile\n"
-GRAVITON3 = "processor\t: 0\nFeatures\t: fp asimd sve bf16 i8mm\n"
 
 
 def test_bf16_units_from_cpuinfo_text():
@@ -23,7 +21,6 @@ def test_warning_only_for_bfloat16_on_a_cpu_without_units(monkeypatch, caplog):
     assert "no bf16 units" in caplog.text
 
 
-AVX512_VNNI = "processor\t: 0\nflags\t\t: avx2 avx512f avx512bw avx512_vnni\n"
 
 
 def test_cpu_profiles_and_units_from_cpuinfo_text():

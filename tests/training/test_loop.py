@@ -17,6 +17,7 @@ from albert_tf.training import (Callback, LoopConfig, NonFiniteLossError, Traine
 from albert_tf.models.recompute import enable_recompute
 from albert_tf.pretraining.modeling import METRIC_NAMES, PretrainingObjective
 from tests.conftest import tiny_config
+from tests.cpuinfo_texts import AMD_AVX2, XEON_SPR
 from tests.training import synthetic
 
 
@@ -156,16 +157,14 @@ def test_bad_settings_fail_up_front(tmp_path):
 
 
 
-AVX2_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
-AMX_CPUINFO = "processor\t: 0\nflags\t\t: avx2 avx512f avx512_bf16 amx_bf16 amx_tile\n"
 
 
 @pytest.mark.parametrize("cpuinfo, dtype, steps, lengths, expected", [
-    (AVX2_CPUINFO, "bfloat16", 1000, 1, True),    # XLA 1.2× faster in bf16 on AVX2
-    (AVX2_CPUINFO, "bfloat16", 3, 1, False),      # too short to repay the compile
-    (AVX2_CPUINFO, "bfloat16", 40, 8, False),     # 7 more compiles for 8 bucket lengths
-    (AVX2_CPUINFO, "float32", 1000, 1, False),    # level in float32: the graph
-    (AMX_CPUINFO, "bfloat16", 1000, 1, False),    # AMX kernels are 2× XLA's
+    (AMD_AVX2, "bfloat16", 1000, 1, True),    # XLA 1.2× faster in bf16 on AVX2
+    (AMD_AVX2, "bfloat16", 3, 1, False),      # too short to repay the compile
+    (AMD_AVX2, "bfloat16", 40, 8, False),     # 7 more compiles for 8 bucket lengths
+    (AMD_AVX2, "float32", 1000, 1, False),    # level in float32: the graph
+    (XEON_SPR, "bfloat16", 1000, 1, False),    # AMX kernels are 2× XLA's
 ])
 def test_jit_compile_not_given_follows_the_cpu_profile_table(
         tmp_path, monkeypatch, cpuinfo, dtype, steps, lengths, expected):
@@ -176,7 +175,7 @@ def test_jit_compile_not_given_follows_the_cpu_profile_table(
 
 
 def test_jit_compile_given_is_kept_whatever_the_cpu(tmp_path, monkeypatch):
-    monkeypatch.setattr(hardware, "_this_cpuinfo", lambda: AVX2_CPUINFO)
+    monkeypatch.setattr(hardware, "_this_cpuinfo", lambda: AMD_AVX2)
     assert make_trainer(tmp_path / "a", steps=1000, dtype="bfloat16",
                         jit_compile=False).jit_compile is False
     assert make_trainer(tmp_path / "b", steps=3, jit_compile=True).jit_compile is True
