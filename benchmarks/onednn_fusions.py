@@ -53,8 +53,12 @@ LAYER_SCOPE = re.compile(r"(^|/)transformer(_\d+)?/")
 # Graph plumbing, not computation: left out of the counts.
 PLUMBING = frozenset({"Const", "_Arg", "_Retval", "NoOp", "Identity", "_HostConst"})
 
+CALLS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
+XLA_FUNCTION = re.compile(r"^__inference_(.+)_\d+$")  # a traced tf.function's name
+
 # Shown first, in this order, when present (the rest follow by count).
-FUSED_PREFIXES = ("_MklNativeFused", "_MklFused", "_Fused", "_MklLayerNorm", "_MklFusedMish")
+FUSED_PREFIXES = ("_MklNativeFused", "_MklFused", "_Fused", "_MklLayerNorm", "_MklFusedMish",
+                  "XLA[")
 ELEMENTWISE = ("AddV2", "Add", "Mul", "Sub", "RealDiv", "Neg", "Square", "SquaredDifference",
                "Tanh", "Pow", "Rsqrt", "Sqrt", "Erf", "Mean", "Sum", "Softmax", "_MklSoftmax",
                "BiasAdd", "BiasAddGrad", "MatMul", "_MklMatMul", "BatchMatMulV2",
@@ -74,7 +78,12 @@ class FusionCounts:
 
 
 def op_key(node) -> str:
-    """The op type, with its fused_ops when it has them: `_MklNativeFusedMatMul[BiasAdd,Relu]`."""
+    """The op type, with its fused_ops when it has them: `_MklNativeFusedMatMul[BiasAdd,Relu]`;
+    a call of an XLA-compiled function as `XLA[<function>]` (the fused LayerNorm and GELU
+    gradients of albert_tf.layers.fused_gradients)."""
+    if node.op in CALLS and "_XlaMustCompile" in node.attr and node.attr["_XlaMustCompile"].b:
+        function = XLA_FUNCTION.sub(r"\1", node.attr["f"].func.name)
+        return f"XLA[{function}]"
     if "fused_ops" in node.attr and node.attr["fused_ops"].list.s:
         fused = ",".join(s.decode() for s in node.attr["fused_ops"].list.s)
         return f"{node.op}[{fused}]"

@@ -1,7 +1,8 @@
 """Feed-forward sublayer of the ALBERT block, with its residual and post-LayerNorm.
 
 Mirrors scope `ffn_1` + `LayerNorm_1` of the original (faithfulness §2.4 steps 8–10): dense to I
-with tanh-gelu, dense back to H, dropout, LayerNorm(out + input). No dropout inside.
+with tanh-gelu, dense back to H, dropout, LayerNorm(out + input). No dropout inside. In
+training the activation's gradient is one XLA kernel (`fused_gradients`), the forward the same.
 """
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.dropout import apply_dropout
+from albert_tf.layers.fused_gradients import with_fused_gradient
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import layer_norm, residual_layer_norm
 
@@ -40,9 +43,12 @@ class FeedForwardSublayer(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.hidden_dropout_prob = hidden_dropout_prob
         init = truncated_normal(initializer_range)
+        # The activation is applied in `call` (right after the bias, as Dense would: the serving
+        # graph fuses MatMul + bias + gelu), so that training can take its fused gradient.
+        self.activation = get_activation(hidden_act)
+        self.training_activation = with_fused_gradient(self.activation)
         self.intermediate = keras.layers.Dense(
-            intermediate_size, activation=get_activation(hidden_act), kernel_initializer=init,
-            name="intermediate")
+            intermediate_size, kernel_initializer=init, name="intermediate")
         self.output_dense = keras.layers.Dense(hidden_size, kernel_initializer=init, name="output_dense")
         self.dropout = keras.layers.Dropout(hidden_dropout_prob, name="dropout")
         self.layer_norm = layer_norm("layer_norm")
@@ -62,8 +68,14 @@ class FeedForwardSublayer(keras.layers.Layer):
         (seed,) = dropout_seeds or (None,)
         shape = ops.shape(x)
         tokens = ops.reshape(x, (-1, self.hidden_size))  # rank 2: fused MatMul+bias+gelu, as attention
-        out = apply_dropout(self.dropout, self.output_dense(self.intermediate(tokens)), training,
-                            seed)
+        activation = self.training_activation if training else self.activation
+        pre = self.intermediate(tokens)
+        # Grappler's remapper visits nodes in name order: the GELU ops must sort after the
+        # Dense's (`intermediate_1/BiasAdd`), or it rewrites the GELU's Pow before it matches
+        # MatMul + bias + GELU, and the serving graph loses that fusion (test_onednn_fusions).
+        with tf.name_scope("intermediate_activation"):
+            inner = activation(pre)
+        out = apply_dropout(self.dropout, self.output_dense(inner), training, seed)
         return residual_layer_norm(self.layer_norm, out, tokens, self.compute_dtype, shape)
 
     def get_config(self) -> dict[str, Any]:

@@ -36,7 +36,10 @@ import onednn_fusions
 from tests.conftest import tiny_config
 results = onednn_fusions.measure(tiny_config(), dtypes=("float32", "bfloat16"), batch=2, seq=16)
 print("RESULT " + json.dumps({{"bf16_on_onednn": onednn_fusions.onednn_bf16_on_this_cpu(),
-                              **{{name: counts.layer for name, counts in results.items()}}}}))
+                              **{{name: counts.layer for name, counts in results.items()}},
+                              "xla": {{name: {{k: v for k, v in counts.total.items()
+                                             if k.startswith("XLA[")}}
+                                      for name, counts in results.items()}}}}))
 """
 
 FUSED_PREFIXES = ("_MklNativeFused", "_MklFused", "_Fused", "_MklLayerNorm")
@@ -73,12 +76,23 @@ TRAIN_FLOAT32 = {
     "_MklMatMul": 12,  # the 6 dense layers' input and kernel gradients
     "_MklSoftmax": 1,
     "BiasAddGrad": 6,
-    # Not fused: LayerNorm (Keras' moments form, 2 Mean, SquaredDifference, Neg, Rsqrt, ...
-    # and its gradient), tanh-GELU (Tanh, TanhGrad, Square, Muls).
-    "_MklLayerNorm": 0, "Mean": 4, "SquaredDifference": 2, "Rsqrt": 2, "RsqrtGrad": 2,
-    "Tanh": 1, "TanhGrad": 1,
+    # Forward not fused: LayerNorm (Keras' moments form, 2 Mean, SquaredDifference, Neg,
+    # Rsqrt, ...), tanh-GELU (Tanh, Square, Muls). Their gradients are not TensorFlow ops any
+    # more but one XLA kernel each (XLA_KERNELS below): no TanhGrad, no RsqrtGrad.
+    "_MklLayerNorm": 0, "Mean": 4, "SquaredDifference": 2, "Rsqrt": 2, "RsqrtGrad": 0,
+    "Tanh": 1, "TanhGrad": 0,
     "Cast": 0.5,
     "MatMul": 0, "BiasAdd": 0, "BatchMatMulV2": 0,
+}
+# The whole tiny train step (2 layers of the shared block): each LayerNorm's and GELU's gradient
+# is one XLA kernel (albert_tf.layers.fused_gradients) — the embedding LayerNorm, per layer the
+# attention and FFN LayerNorms and the GELU, and the MLM head's LayerNorm. In mixed bfloat16 the
+# embedding and MLM-head LayerNorms take bf16 input and keep TensorFlow's gradient; serving
+# graphs take no gradient and hold none.
+XLA_KERNELS = {
+    "train/float32": {"XLA[_layer_norm_backward]": 6, "XLA[_gelu_tanh_backward]": 2},
+    "train/bfloat16": {"XLA[_layer_norm_backward]": 4, "XLA[_gelu_tanh_backward]": 2},
+    "serving/float32": {}, "serving/bfloat16": {},
 }
 # --- mixed bfloat16 where TensorFlow keeps bf16 off oneDNN (no AVX512F / AVX-NE-CONVERT) -----
 # No fusion at all: the bf16 MatMuls and BatchMatMuls run as Eigen ops with separate BiasAdds,
@@ -133,3 +147,8 @@ def test_bfloat16_fusions_per_layer(name, expected):
                     "only for CPUs without: measure with benchmarks/onednn_fusions.py "
                     "--dtype bfloat16 and pin them here")
     check(name, expected)
+
+
+@pytest.mark.parametrize("name", sorted(XLA_KERNELS))
+def test_layer_norm_and_gelu_gradients_are_one_xla_kernel_each(name):
+    assert measured()["xla"][name] == XLA_KERNELS[name]
