@@ -39,6 +39,7 @@ from absl import logging
 
 from albert_tf.finetuning.bucketing import restore_order
 from albert_tf.execution_rules import use_xla
+from albert_tf.training.distribute import runs_on_cpu
 
 
 def open_signature(spec: Any) -> Any:
@@ -89,7 +90,8 @@ class Predictor:
       log_every: log progress (examples/s, ETA) every this many batches.
       jit_compile: XLA-compile the model call (the outputs are the same within float
         round-off; which graph is faster depends on the dtype and the CPU); None: decided
-        at the first `run` by `execution_rules.use_xla("predict", dtype, batches, lengths)`, from
+        at the first `run` by `execution_rules.use_xla("predict", dtype, batches, lengths)` on
+        CPUs (the graph on GPUs and TPUs, as the Trainer), from
         the batches and padded lengths that run's dataset has (`batch_lengths`).
       dtype: the model's --dtype, for `jit_compile=None`.
     """
@@ -125,7 +127,9 @@ class Predictor:
         if self.jit_compile is None:
             lengths = batch_lengths(dataset)
             batches = sum(lengths.values())
-            self.jit_compile = use_xla("predict", self.dtype, batches, len(lengths))
+            # The table is measured on CPUs; off them the graph, as the Trainer's choice.
+            self.jit_compile = runs_on_cpu(strategy) and use_xla(
+                "predict", self.dtype, batches, len(lengths))
             logging.info("Prediction runs the model %s under --dtype=%s (%d batches, %d padded "
                          "length(s); benchmarks/RESULTS.md)",
                          "XLA-compiled" if self.jit_compile else "in the tf.function graph",

@@ -123,3 +123,21 @@ def test_the_graph_choice_counts_the_batches_and_lengths_the_data_has(caplog):
             in caplog.text)
     table = ", ".join(f"{length}: {count}" for length, count in batches.items())
     assert f"Predicting: batches per padded length: {table}" in caplog.text
+
+
+@pytest.mark.parametrize("on_cpu, expected", [(True, True), (False, False)])
+def test_the_xla_table_decides_only_on_cpus(monkeypatch, on_cpu, expected):
+    """The execution-rule table is measured on CPUs: where the replicas are GPUs (or TPUs) an
+    undecided Predictor takes the graph, as the Trainer does, whatever the CPU's table says."""
+    import albert_tf.finetuning.inference as inference
+
+    asked = []
+    monkeypatch.setattr(inference, "runs_on_cpu", lambda strategy: on_cpu)
+    monkeypatch.setattr(inference, "use_xla", lambda *args: asked.append(args) or True)
+    predictor = Predictor(_model(), outputs=("total",), jit_compile=None, dtype="bfloat16",
+                          model_inputs=lambda features: {"ids": features["x"]})
+    ids = np.ones((4, 8), np.int32)
+    result = predictor.run(_dataset(ids, 2))
+    np.testing.assert_array_equal(result["total"], np.full(4, 8.0))
+    assert predictor.jit_compile is expected
+    assert asked == ([("predict", "bfloat16", 2, 1)] if on_cpu else [])
