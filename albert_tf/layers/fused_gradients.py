@@ -2,9 +2,9 @@
 
 TensorFlow differentiates tanh-GELU and LayerNorm op by op: about 15 element-wise kernels per
 GELU over the [tokens, intermediate] activations and about 12 per LayerNorm, each a pass over
-memory, and neither Grappler nor oneDNN has a fused gradient for them (the forward GELU is fused
-into its MatMul and then recomputed, op by op, for the gradient). Here the derivative is written
-out and compiled by XLA into one loop. Measured on an AMD EPYC, 2 threads, oneDNN on
+memory, and neither Grappler nor oneDNN has a fused gradient for them (nor, in training, a
+fused forward GELU: its input is kept for the gradient, so the remapper leaves it unfused).
+Here the derivative is written out and compiled by XLA into one loop. Measured on an AMD EPYC, 2 threads, oneDNN on
 (benchmarks/fused_gradients.py): GELU forward + backward on [1024, 3072] 17.1 → 6.0 ms,
 LayerNorm on [1024, 768] 5.0 → 3.9 ms (benchmarks/RESULTS.md, "Fused gradients").
 
