@@ -67,15 +67,13 @@ def cases(tokens: int, hidden: int) -> dict[str, tuple]:
     }
 
 
-def best_ms(step, args, rounds: int, calls: int) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            out = step(*args)
-        out[0].numpy()
-        best = min(best, (time.perf_counter() - start) / calls * 1e3)
-    return best
+def ms_per_call(step, args, calls: int) -> float:
+    """Mean ms of `calls` back-to-back calls (the last one's result read back)."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        out = step(*args)
+    out[0].numpy()
+    return (time.perf_counter() - start) / calls * 1e3
 
 
 def main(argv=None) -> None:
@@ -95,8 +93,8 @@ def main(argv=None) -> None:
         diff = max(float(np.abs(a - b).max() / np.abs(b).max()) for a, b in zip(got, want))
         times = {"plain": float("inf"), "fused": float("inf")}
         for _ in range(args.rounds):  # interleaved: both see the same machine load
-            times["plain"] = min(times["plain"], best_ms(plain, inputs, 1, args.calls))
-            times["fused"] = min(times["fused"], best_ms(fused, inputs, 1, args.calls))
+            times["plain"] = min(times["plain"], ms_per_call(plain, inputs, args.calls))
+            times["fused"] = min(times["fused"], ms_per_call(fused, inputs, args.calls))
         print(f"| {name} | {times['plain']:.2f} | {times['fused']:.2f} | "
               f"{times['plain'] / times['fused']:.2f}× | {diff:.1e} |")
 

@@ -4,9 +4,10 @@ TensorFlow differentiates tanh-GELU and LayerNorm op by op: about 15 element-wis
 GELU over the [tokens, intermediate] activations and about 12 per LayerNorm, each a pass over
 memory, and neither Grappler nor oneDNN has a fused gradient for them (nor, in training, a
 fused forward GELU: its input is kept for the gradient, so the remapper leaves it unfused).
-Here the derivative is written out and compiled by XLA into one loop. Measured on an AMD EPYC, 2 threads, oneDNN on
-(benchmarks/fused_gradients.py): GELU forward + backward on [1024, 3072] 17.1 → 6.0 ms,
-LayerNorm on [1024, 768] 5.0 → 3.9 ms (benchmarks/RESULTS.md, "Fused gradients").
+Here the derivative is written out and compiled by XLA into one loop. Measured on an AMD
+EPYC, 2 threads, oneDNN on (benchmarks/fused_gradients.py): GELU forward + backward on
+[1024, 3072] 17.1 → 6.0 ms, LayerNorm on [1024, 768] 5.0 → 3.9 ms (benchmarks/RESULTS.md,
+"Fused gradients").
 
 The forward pass is the plain one (the same ops and numbers; serving graphs, which never take
 a gradient, keep their oneDNN fusions). The gradient is the analytic derivative in float32,

@@ -27,8 +27,9 @@ class LayerNorm(keras.layers.LayerNormalization):
     def _last_axis_affine(self, inputs) -> bool:
         """The case the fused gradient computes: float32 input, the last axis, γ and β."""
         rank = len(inputs.shape)
-        return (keras.backend.standardize_dtype(inputs.dtype) == "float32" and self.scale and self.center
-                and not self.rms_scaling and self.axis in ([-1], [rank - 1]))
+        return (keras.backend.standardize_dtype(inputs.dtype) == "float32"
+                and self.scale and self.center and not self.rms_scaling
+                and self.axis in ([-1], [rank - 1]))
 
 
 def layer_norm(name: str) -> LayerNorm:

@@ -144,5 +144,4 @@ def test_layer_norm_layer_keeps_the_plain_form_for_bfloat16_input():
 
 def _function_names(graph) -> list[str]:
     """Names of the functions a traced graph holds, its gradient functions included."""
-    return list(graph._functions) + [
-        f.signature.name for f in graph.as_graph_def().library.function]
+    return [f.signature.name for f in graph.as_graph_def().library.function]
