@@ -4,7 +4,8 @@ from albert_tf.layers.activations import gelu_exact, gelu_tanh, get_activation
 from albert_tf.layers.attention import AttentionSublayer, attention_mask_bias
 from albert_tf.layers.embedding import AlbertEmbedding
 from albert_tf.layers.feed_forward import FeedForwardSublayer
-from albert_tf.layers.heads import ClassificationHead, MaskedLMHead, Pooler, gather_positions
+from albert_tf.layers.gather import gather_positions
+from albert_tf.layers.heads import ClassificationHead, MaskedLMHead, Pooler
 from albert_tf.layers.normalization import LAYER_NORM_EPSILON, layer_norm
 from albert_tf.layers.transformer import SharedTransformerStack, TransformerBlock
 

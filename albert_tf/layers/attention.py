@@ -14,6 +14,7 @@ import tensorflow as tf
 from keras import ops
 
 from albert_tf.layers.dropout import apply_dropout
+from albert_tf.layers.gather import gather_positions
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import layer_norm, residual_layer_norm
 
@@ -34,6 +35,8 @@ class AttentionSublayer(keras.layers.Layer):
 
     Call with `x` [B, S, H] and the 0/1 `input_mask` [B, S] of real (1) and padded (0) keys;
     `dropout_seeds` (one per `dropout_layers`, from `dropout.draw_seeds`) fixes the masks.
+    With `query_positions` [B, P] only those rows are computed (every row still a key and a
+    value): the output is [B, P, H], the full output's rows at those positions.
     """
 
     def __init__(
@@ -84,7 +87,7 @@ class AttentionSublayer(keras.layers.Layer):
         x = ops.reshape(x, (batch, seq, self.num_attention_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))
 
-    def call(self, x, input_mask=None, training=None, dropout_seeds=None):
+    def call(self, x, input_mask=None, training=None, dropout_seeds=None, query_positions=None):
         probs_seed, output_seed = dropout_seeds or (None, None)
         shape = ops.shape(x)
         batch, seq = shape[0], shape[1]
@@ -92,7 +95,13 @@ class AttentionSublayer(keras.layers.Layer):
         # rewrite fuses MatMul + bias (+ activation) into one kernel; on rank 3 Keras
         # puts reshapes around the MatMul and the bias add runs as a separate pass.
         tokens = ops.reshape(x, (-1, self.hidden_size))
-        q = self._split_heads(self.query(tokens), batch, seq)
+        # Query rows (and the residual) are every token, or only the rows asked for.
+        query_shape, query_tokens = shape, tokens
+        if query_positions is not None:
+            queries = gather_positions(x, query_positions)
+            query_shape = ops.shape(queries)
+            query_tokens = ops.reshape(queries, (-1, self.hidden_size))
+        q = self._split_heads(self.query(query_tokens), batch, query_shape[1])
         k = self._split_heads(self.key(tokens), batch, seq)
         v = self._split_heads(self.value(tokens), batch, seq)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))
@@ -107,9 +116,10 @@ class AttentionSublayer(keras.layers.Layer):
         # Back to the tokens' own shape tensor (not -1): Grappler then knows the output dense's
         # result has the residual's shape and fuses MatMul + bias + residual add, also in
         # the dynamic-shape serving graph.
-        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), tf.shape(tokens))
+        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), tf.shape(query_tokens))
         out = apply_dropout(self.output_dropout, self.output_dense(context), training, output_seed)
-        return residual_layer_norm(self.layer_norm, out, tokens, self.compute_dtype, shape)
+        return residual_layer_norm(self.layer_norm, out, query_tokens, self.compute_dtype,
+                                   query_shape)
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.embedding import AlbertEmbedding
+from albert_tf.layers.gather import gather_positions
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import layer_norm
 
@@ -41,11 +41,6 @@ class Pooler(keras.layers.Layer):
         config = super().get_config()
         config.update(hidden_size=self.hidden_size, initializer_range=self.initializer_range)
         return config
-
-
-def gather_positions(sequence, positions):
-    """Rows of `sequence` [B, S, H] at `positions` [B, P] → [B, P, H]."""
-    return tf.gather(sequence, ops.cast(positions, "int32"), batch_dims=1)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -85,8 +80,12 @@ class MaskedLMHead(keras.layers.Layer):
             name="output_bias", shape=(self.vocab_size,), initializer="zeros", dtype="float32")
         self.built = True
 
-    def call(self, sequence_output, masked_lm_positions):
-        x = gather_positions(sequence_output, masked_lm_positions)
+    def call(self, sequence_output, masked_lm_positions=None):
+        """Logits [B, P, V] at `masked_lm_positions` [B, P] of `sequence_output` [B, S, H];
+        without positions, `sequence_output` is already those rows ([B, P, H])."""
+        x = sequence_output
+        if masked_lm_positions is not None:
+            x = gather_positions(sequence_output, masked_lm_positions)
         x = self.layer_norm(self.dense(x))
         if self._embedding is not None:
             logits = self._embedding[0].attend(x)

@@ -21,20 +21,25 @@ from albert_tf.layers.feed_forward import FeedForwardSublayer
 
 
 def apply_block(attention: AttentionSublayer, feed_forward: FeedForwardSublayer, x,
-                input_mask=None, training=None, recompute: bool = False):
+                input_mask=None, training=None, recompute: bool = False, query_positions=None):
     """feed_forward(attention(x)): one block application.
+
+    With `query_positions` [B, P] the block computes only those rows of its output ([B, P, H]);
+    every row of `x` is still attended to (`AttentionSublayer`).
 
     With `recompute` (and training), the block runs under `tf.recompute_grad`: its inner
     activations are dropped after the forward pass and recomputed for the gradients. The
     dropout seeds are drawn once, outside, so both runs use the masks the plain call would.
     """
     if not (recompute and training):
-        return feed_forward(attention(x, input_mask, training=training), training=training)
+        hidden = attention(x, input_mask, training=training, query_positions=query_positions)
+        return feed_forward(hidden, training=training)
     attention_seeds = draw_seeds(attention.dropout_layers)
     feed_forward_seeds = draw_seeds(feed_forward.dropout_layers)
 
     def block(inputs):
-        hidden = attention(inputs, input_mask, training=True, dropout_seeds=attention_seeds)
+        hidden = attention(inputs, input_mask, training=True, dropout_seeds=attention_seeds,
+                           query_positions=query_positions)
         return feed_forward(hidden, training=True, dropout_seeds=feed_forward_seeds)
 
     return tf.recompute_grad(block)(x)
@@ -92,7 +97,9 @@ class SharedTransformerStack(keras.layers.Layer):
     Shared sublayers live under the original's scope `group_{g}/inner_group_{k}`; per-layer
     ones under `layer_{i}/inner_group_{k}` (our extension; see `checkpoints`).
 
-    Returns the list of all L·K block outputs; the last is the sequence output.
+    Returns the list of all L·K block outputs; the last is the sequence output. Called with
+    `last_positions` [B, P], the last block computes only the rows at those positions (its
+    output is [B, P, H]): what a head that reads a few positions needs (`AlbertPretrainer`).
 
     `recompute_grad` (a runtime switch, not part of the config or the weights; the training
     loop sets it from --recompute_grad) recomputes each block's activations in the backward
@@ -163,11 +170,12 @@ class SharedTransformerStack(keras.layers.Layer):
             layer.build((None, None, self.hidden_size))
         self.built = True
 
-    def call(self, x, input_mask=None, training=None):
+    def call(self, x, input_mask=None, training=None, last_positions=None):
         outputs = []
-        for a, f in self.schedule:
+        for j, (a, f) in enumerate(self.schedule):
+            positions = last_positions if j == len(self.schedule) - 1 else None
             x = apply_block(self.attention_layers[a], self.feed_forward_layers[f], x, input_mask,
-                            training, self.recompute_grad)
+                            training, self.recompute_grad, positions)
             outputs.append(x)
         return outputs
 

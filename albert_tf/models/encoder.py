@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import keras
+import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.embedding import AlbertEmbedding
@@ -92,6 +93,21 @@ class AlbertEncoder(keras.Model):
         self.embedding_projection = projection
         self.transformer = transformer
         self.pooler = pooler
+
+    def outputs_at(self, inputs: dict, positions, training=None) -> dict[str, tf.Tensor]:
+        """{"sequence_output" [B, P, H] at `positions` [B, P], "pooled_output" [B, H]}, with
+        the last block computing only those rows and the first (the pooler's): the full
+        outputs' values (within float round-off) for less work when P ≪ S. No
+        "encoder_outputs": the earlier blocks' outputs are full, the last one is not."""
+        x = self.embedding_layer(inputs["input_word_ids"], inputs["input_type_ids"],
+                                 training=training)
+        if self.embedding_projection is not None:
+            x = self.embedding_projection(x)
+        positions = tf.cast(positions, tf.int32)
+        rows = tf.concat([tf.zeros_like(positions[:, :1]), positions], axis=1)  # first token + P
+        last = self.transformer(x, inputs["input_mask"], training=training,
+                                last_positions=rows)[-1]
+        return {"sequence_output": last[:, 1:], "pooled_output": self.pooler(last)}
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict()}

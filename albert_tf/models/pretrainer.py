@@ -8,7 +8,7 @@ import keras
 
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.heads import ClassificationHead, MaskedLMHead
-from albert_tf.models.encoder import AlbertEncoder, encoder_inputs
+from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder, encoder_inputs
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -43,6 +43,16 @@ class AlbertPretrainer(keras.Model):
         self.encoder = encoder
         self.mlm_head = mlm_head
         self.sop_head = sop_head
+
+    def call(self, inputs, training=None, mask=None):
+        """The functional graph's outputs, with the encoder's last block computing only the
+        rows the heads read (`AlbertEncoder.outputs_at`): the masked positions and the first
+        token. Same values within float round-off; for ALBERT-base at 20 of 128 positions
+        ≈ 6 % less work per step. (Symbolic calls and saving still use the functional graph.)"""
+        encoded = self.encoder.outputs_at({name: inputs[name] for name in INPUT_NAMES},
+                                          inputs["masked_lm_positions"], training=training)
+        return {"mlm_logits": self.mlm_head(encoded["sequence_output"]),
+                "sop_logits": self.sop_head(encoded["pooled_output"], training=training)}
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict()}

@@ -17,7 +17,8 @@ import keras
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
-from albert_tf.layers.heads import ClassificationHead, gather_positions
+from albert_tf.layers.gather import gather_positions
+from albert_tf.layers.heads import ClassificationHead
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import layer_norm
 from albert_tf.models.encoder import AlbertEncoder, encoder_inputs

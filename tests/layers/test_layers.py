@@ -75,6 +75,21 @@ def test_attention_matches_reference_with_padding():
                                atol=1e-5)
 
 
+def test_attention_at_query_positions_is_those_rows_of_the_reference():
+    """Only the asked rows are queries (and residuals); every row is still a key and value."""
+    rng = np.random.default_rng(4)
+    layer = L.AttentionSublayer(hidden_size=16, num_attention_heads=4)
+    x = rng.normal(size=(2, 6, 16)).astype("float32")
+    mask = np.array([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0]], "int32")
+    layer(x, mask)
+    randomize(layer)
+    positions = np.array([[0, 5, 2], [0, 3, 3]], "int32")  # any order, repeats allowed
+    got = np.asarray(layer(x, mask, query_positions=positions))
+    full = np_attention(x.astype("float64"), mask, weights_by_name(layer), 4)
+    assert got.shape == (2, 3, 16)
+    np.testing.assert_allclose(got, np.take_along_axis(full, positions[:, :, None], 1), atol=1e-5)
+
+
 def test_all_masked_row_equals_no_mask(monkeypatch):
     # faithfulness §2.9: −10000 on every key cancels in the softmax (not uniform, not NaN).
     rng = np.random.default_rng(2)

@@ -39,6 +39,34 @@ def test_transformer_block_equals_a_one_layer_stack():
     np.testing.assert_allclose(block(x, mask), stack(x, mask)[-1], atol=1e-6)
 
 
+@pytest.mark.parametrize("recompute", [False, True])
+def test_stack_last_positions_compute_only_those_rows_of_the_last_block(recompute):
+    """`last_positions`: the earlier blocks' outputs are the full ones; the last block's are
+    the full last output's rows at those positions (recomputed blocks too), gradients equal."""
+    stack = L.SharedTransformerStack(16, 3, 4, 24, num_hidden_groups=2)
+    x = tf.constant(np.random.default_rng(5).normal(size=(2, 7, 16)).astype("float32"))
+    mask = np.array([[1] * 7, [1] * 5 + [0] * 2], "int32")
+    positions = np.array([[0, 6, 1], [0, 4, 2]], "int32")
+    stack(x, mask)
+    randomize(stack)
+    stack.recompute_grad = recompute
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        full = stack(x, mask, training=True)
+        rows = stack(x, mask, training=True, last_positions=positions)
+        picked = tf.gather(full[-1], positions, batch_dims=1)
+        losses = [tf.reduce_sum(tf.sin(picked)), tf.reduce_sum(tf.sin(rows[-1]))]
+    for a, b in zip(full[:-1], rows[:-1]):
+        np.testing.assert_array_equal(a, b)
+    assert rows[-1].shape == (2, 3, 16)
+    np.testing.assert_allclose(rows[-1], picked, atol=1e-5)
+    sources = [x] + stack.trainable_variables
+    for a, b, name in zip(tape.gradient(losses[0], sources), tape.gradient(losses[1], sources),
+                          ["x"] + [v.path for v in stack.trainable_variables]):
+        np.testing.assert_allclose(tf.convert_to_tensor(b), tf.convert_to_tensor(a), atol=1e-5,
+                                   err_msg=name)
+
+
 def classifier_gradients(model, inputs, recompute: bool, compiled: bool = False):
     """Loss, gradients and dropout generator states after one training step (eager or in a
     tf.function); the generators are then restored, so the next call draws the same masks."""

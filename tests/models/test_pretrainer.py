@@ -1,0 +1,76 @@
+"""AlbertPretrainer's call: the heads on the full encoder output (the original's order: encode,
+then gather the masked positions), with the last block computed only at the rows they read."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf.models import AlbertPretrainer
+from tests.conftest import random_inputs, tiny_config
+from tests.layers.test_layers import randomize
+
+ENCODER_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def full_then_gather(model, inputs, training):
+    """The original's pretraining forward: every row of the encoder, then the heads."""
+    encoded = model.encoder({k: inputs[k] for k in ENCODER_KEYS}, training=training)
+    return {"mlm_logits": model.mlm_head(encoded["sequence_output"], inputs["masked_lm_positions"]),
+            "sop_logits": model.sop_head(encoded["pooled_output"])}
+
+
+def loss_of(outputs):
+    return tf.reduce_sum(tf.sin(outputs["mlm_logits"])) + tf.reduce_sum(outputs["sop_logits"] ** 2)
+
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("recompute", [False, True])
+def test_outputs_and_gradients_equal_the_full_encoder_then_gather(training, recompute):
+    config = tiny_config(num_hidden_layers=3, inner_group_num=2)
+    model = AlbertPretrainer(config)
+    inputs = random_inputs(config)
+    model(inputs)
+    for layer in (model.encoder, model.mlm_head, model.sop_head):
+        randomize(layer)
+    model.encoder.transformer.recompute_grad = recompute
+    with tf.GradientTape(persistent=True) as tape:
+        got = model(inputs, training=training)
+        expected = full_then_gather(model, inputs, training)
+        losses = loss_of(got), loss_of(expected)
+    for name in ("mlm_logits", "sop_logits"):
+        assert got[name].shape == expected[name].shape
+        np.testing.assert_allclose(got[name], expected[name], rtol=1e-5, atol=1e-5, err_msg=name)
+    # Gradients sum over every block application: round-off relative to each one's scale.
+    # The key bias's is zero but for round-off (softmax ignores a shift shared by all keys).
+    variables = model.trainable_variables
+    pairs = [(tf.convert_to_tensor(a).numpy(), tf.convert_to_tensor(b).numpy()) for a, b in zip(
+        tape.gradient(losses[0], variables), tape.gradient(losses[1], variables))]
+    largest = max(np.abs(b).max() for _, b in pairs)
+    for (a, b), v in zip(pairs, variables):
+        if v.path.endswith("key/bias"):
+            assert np.abs(a).max() < 1e-6 * largest, v.path
+        else:
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-5 * np.abs(b).max(), err_msg=v.path)
+
+
+def test_int64_inputs_as_the_records_hold_them():
+    config = tiny_config()
+    model = AlbertPretrainer(config)
+    inputs = random_inputs(config)
+    wide = {k: v.astype("int64") for k, v in inputs.items()}
+    np.testing.assert_array_equal(model(wide)["mlm_logits"], model(inputs)["mlm_logits"])
+
+
+def test_last_block_runs_on_the_masked_rows_and_the_first_only():
+    """In the traced train forward, the last block's query, output, intermediate and FFN output
+    matmuls have B·(P+1) rows; every other matmul of the blocks has B·S."""
+    config = tiny_config(num_hidden_layers=2)
+    model = AlbertPretrainer(config)
+    batch, seq, masked = 3, 12, 4
+    inputs = {k: tf.constant(v) for k, v in random_inputs(config, batch, seq, masked).items()}
+    model(inputs)
+    graph = tf.function(lambda x: model(x, training=True)).get_concrete_function(inputs).graph
+    rows = [op.outputs[0].shape[0] for op in graph.get_operations() if op.type == "MatMul"
+            and op.outputs[0].shape[-1] in (config.hidden_size, config.intermediate_size)
+            and "transformer" in op.name]
+    assert sorted(rows) == [batch * (masked + 1)] * 4 + [batch * seq] * (6 + 2)
