@@ -104,10 +104,16 @@ class AlbertEncoder(keras.Model):
         if self.embedding_projection is not None:
             x = self.embedding_projection(x)
         positions = tf.cast(positions, tf.int32)
-        rows = tf.concat([tf.zeros_like(positions[:, :1]), positions], axis=1)  # first token + P
+        first = tf.zeros([tf.shape(positions)[0], 1], tf.int32)
+        rows = tf.concat([first, positions], axis=1)  # the first token, then the P positions
         last = self.transformer(x, inputs["input_mask"], training=training,
                                 last_positions=rows)[-1]
         return {"sequence_output": last[:, 1:], "pooled_output": self.pooler(last)}
+
+    def pooled_output_only(self, inputs: dict, training=None) -> tf.Tensor:
+        """pooled_output [B, H] with the last block computed at the first token alone."""
+        no_positions = tf.zeros([tf.shape(inputs["input_word_ids"])[0], 0], tf.int32)
+        return self.outputs_at(inputs, no_positions, training)["pooled_output"]
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict()}

@@ -14,12 +14,17 @@ from albert_tf.models.classifier import CLASSIFIER_INITIALIZER_RANGE
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
 
+def merge_choices(x):
+    """[B, C, S] → [B·C, S]: every option becomes its own sequence."""
+    return tf.reshape(x, [-1, tf.shape(x)[-1]])
+
+
 @keras.saving.register_keras_serializable(package="albert_tf")
 class MergeChoices(keras.layers.Layer):
-    """[B, C, S] → [B·C, S]: every option becomes its own sequence."""
+    """`merge_choices` as a layer of the functional graph."""
 
     def call(self, x):
-        return tf.reshape(x, [-1, tf.shape(x)[-1]])
+        return merge_choices(x)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -47,6 +52,16 @@ class AlbertMultipleChoice(keras.Model):
         self.dropout_rate = dropout_rate
         self.encoder = encoder
         self.classifier_head = head
+
+    def call(self, inputs, training=None, mask=None):
+        """In training, the encoder's last block runs at each option's first token alone (as
+        `AlbertClassifier`); evaluation, prediction and exports run the functional graph."""
+        if not (training and isinstance(self.encoder, AlbertEncoder)):  # an export: its graph
+            return super().call(inputs, training=training, mask=mask)
+        flat = {name: merge_choices(inputs[name]) for name in INPUT_NAMES}
+        scores = self.classifier_head(self.encoder.pooled_output_only(flat, training=training),
+                                      training=training)
+        return {"logits": tf.reshape(scores, (-1, self.num_choices))}
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict(),

@@ -19,25 +19,15 @@ def full_then_gather(model, inputs, training):
             "sop_logits": model.sop_head(encoded["pooled_output"])}
 
 
-def loss_of(outputs):
-    return tf.reduce_sum(tf.sin(outputs["mlm_logits"])) + tf.reduce_sum(outputs["sop_logits"] ** 2)
-
-
-@pytest.mark.parametrize("training", [False, True])
-@pytest.mark.parametrize("recompute", [False, True])
-def test_outputs_and_gradients_equal_the_full_encoder_then_gather(training, recompute):
-    config = tiny_config(num_hidden_layers=3, inner_group_num=2)
-    model = AlbertPretrainer(config)
-    inputs = random_inputs(config)
-    model(inputs)
-    for layer in (model.encoder, model.mlm_head, model.sop_head):
-        randomize(layer)
-    model.encoder.transformer.recompute_grad = recompute
+def assert_same_outputs_and_gradients(model, inputs, training, reference):
+    """`model(inputs)` against `reference(model, inputs, training)`: outputs within round-off,
+    gradients of one scalar of them within round-off of each variable's scale."""
     with tf.GradientTape(persistent=True) as tape:
         got = model(inputs, training=training)
-        expected = full_then_gather(model, inputs, training)
-        losses = loss_of(got), loss_of(expected)
-    for name in ("mlm_logits", "sop_logits"):
+        expected = reference(model, inputs, training)
+        losses = [tf.add_n([tf.reduce_sum(tf.sin(out[name])) for name in sorted(out)])
+                  for out in (got, expected)]
+    for name in expected:
         assert got[name].shape == expected[name].shape
         np.testing.assert_allclose(got[name], expected[name], rtol=1e-5, atol=1e-5, err_msg=name)
     # Gradients sum over every block application: round-off relative to each one's scale.
@@ -51,6 +41,28 @@ def test_outputs_and_gradients_equal_the_full_encoder_then_gather(training, reco
             assert np.abs(a).max() < 1e-6 * largest, v.path
         else:
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-5 * np.abs(b).max(), err_msg=v.path)
+
+
+def block_matmul_rows(model, inputs, config) -> list[int]:
+    """Rows of each matmul of the encoder's blocks in the traced training forward, sorted."""
+    inputs = {k: tf.constant(v) for k, v in inputs.items()}
+    graph = tf.function(lambda x: model(x, training=True)).get_concrete_function(inputs).graph
+    return sorted(op.outputs[0].shape[0] for op in graph.get_operations() if op.type == "MatMul"
+                  and op.outputs[0].shape[-1] in (config.hidden_size, config.intermediate_size)
+                  and "transformer" in op.name)
+
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("recompute", [False, True])
+def test_outputs_and_gradients_equal_the_full_encoder_then_gather(training, recompute):
+    config = tiny_config(num_hidden_layers=3, inner_group_num=2)
+    model = AlbertPretrainer(config)
+    inputs = random_inputs(config)
+    model(inputs)
+    for layer in (model.encoder, model.mlm_head, model.sop_head):
+        randomize(layer)
+    model.encoder.transformer.recompute_grad = recompute
+    assert_same_outputs_and_gradients(model, inputs, training, full_then_gather)
 
 
 def test_int64_inputs_as_the_records_hold_them():
@@ -67,10 +79,7 @@ def test_last_block_runs_on_the_masked_rows_and_the_first_only():
     config = tiny_config(num_hidden_layers=2)
     model = AlbertPretrainer(config)
     batch, seq, masked = 3, 12, 4
-    inputs = {k: tf.constant(v) for k, v in random_inputs(config, batch, seq, masked).items()}
+    inputs = random_inputs(config, batch, seq, masked)
     model(inputs)
-    graph = tf.function(lambda x: model(x, training=True)).get_concrete_function(inputs).graph
-    rows = [op.outputs[0].shape[0] for op in graph.get_operations() if op.type == "MatMul"
-            and op.outputs[0].shape[-1] in (config.hidden_size, config.intermediate_size)
-            and "transformer" in op.name]
-    assert sorted(rows) == [batch * (masked + 1)] * 4 + [batch * seq] * (6 + 2)
+    assert block_matmul_rows(model, inputs, config) == (
+        [batch * (masked + 1)] * 4 + [batch * seq] * (6 + 2))
