@@ -47,7 +47,8 @@ class AlbertClassifier(keras.Model):
         """In training, the encoder's last block runs at the first token alone, the one row the
         head reads (`AlbertEncoder.pooled_output_only`): the same logits within float
         round-off for less work. Evaluation, prediction and exports run the functional graph."""
-        if not (training and isinstance(self.encoder, AlbertEncoder)):  # an export: its graph
+        # Another encoder (an export's HubEncoder) is called whole, through the graph.
+        if not (training and isinstance(self.encoder, AlbertEncoder)):
             return super().call(inputs, training=training, mask=mask)
         pooled = self.encoder.pooled_output_only({name: inputs[name] for name in INPUT_NAMES},
                                                  training=training)
