@@ -8,7 +8,7 @@ import keras
 
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.heads import ClassificationHead
-from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder, encoder_inputs
+from albert_tf.models.encoder import AlbertEncoder, encoder_inputs
 
 # The original hard-codes both: dropout 0.1 whatever the config says (faithfulness Q20, kept) and
 # stddev 0.02 for `output_weights` (faithfulness §2.7).
@@ -50,8 +50,7 @@ class AlbertClassifier(keras.Model):
         # Another encoder (an export's HubEncoder) is called whole, through the graph.
         if not (training and isinstance(self.encoder, AlbertEncoder)):
             return super().call(inputs, training=training, mask=mask)
-        pooled = self.encoder.pooled_output_only({name: inputs[name] for name in INPUT_NAMES},
-                                                 training=training)
+        pooled = self.encoder.pooled_output_only(inputs, training=training)
         return {"logits": self.classifier_head(pooled, training=training)}
 
     def get_config(self) -> dict[str, Any]:

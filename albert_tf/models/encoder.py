@@ -24,6 +24,13 @@ def encoder_inputs() -> dict[str, keras.KerasTensor]:
     return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
 
 
+def embed(embedding: AlbertEmbedding, projection: keras.layers.Dense | None, inputs: dict,
+          training=None):
+    """The blocks' input: the embeddings, projected E → H where the model has the projection."""
+    x = embedding(inputs["input_word_ids"], inputs["input_type_ids"], training=training)
+    return x if projection is None else projection(x)
+
+
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertEncoder(keras.Model):
     """The ALBERT encoder as a functional Keras model.
@@ -76,10 +83,7 @@ class AlbertEncoder(keras.Model):
         pooler = Pooler(config.hidden_size, config.initializer_range, name="pooler")
 
         inputs = encoder_inputs()
-        x = embedding(inputs["input_word_ids"], inputs["input_type_ids"])
-        if projection is not None:
-            x = projection(x)
-        encoder_outputs = transformer(x, inputs["input_mask"])
+        encoder_outputs = transformer(embed(embedding, projection, inputs), inputs["input_mask"])
         sequence_output = encoder_outputs[-1]
         outputs = {
             "sequence_output": sequence_output,
@@ -99,10 +103,7 @@ class AlbertEncoder(keras.Model):
         the last block computing only those rows and the first (the pooler's): the full
         outputs' values (within float round-off) for less work when P ≪ S. No
         "encoder_outputs": the earlier blocks' outputs are full, the last one is not."""
-        x = self.embedding_layer(inputs["input_word_ids"], inputs["input_type_ids"],
-                                 training=training)
-        if self.embedding_projection is not None:
-            x = self.embedding_projection(x)
+        x = embed(self.embedding_layer, self.embedding_projection, inputs, training)
         positions = tf.cast(positions, tf.int32)
         first = tf.zeros([tf.shape(positions)[0], 1], tf.int32)
         rows = tf.concat([first, positions], axis=1)  # the first token, then the P positions

@@ -5,16 +5,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.models import AlbertPretrainer
+from albert_tf.models import INPUT_NAMES, AlbertPretrainer
 from tests.conftest import random_inputs, tiny_config
 from tests.layers.test_layers import randomize
 
-ENCODER_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
-
-
 def full_then_gather(model, inputs, training):
     """The original's pretraining forward: every row of the encoder, then the heads."""
-    encoded = model.encoder({k: inputs[k] for k in ENCODER_KEYS}, training=training)
+    encoded = model.encoder({k: inputs[k] for k in INPUT_NAMES}, training=training)
     return {"mlm_logits": model.mlm_head(encoded["sequence_output"], inputs["masked_lm_positions"]),
             "sop_logits": model.sop_head(encoded["pooled_output"])}
 
