@@ -62,7 +62,7 @@ import keras  # noqa: E402
 
 from albert_tf.config import AlbertConfig  # noqa: E402
 from albert_peers import albert_flops, hf_albert_config, pretraining_loss  # noqa: E402
-from albert_tf.models import AlbertEncoder, AlbertPretrainer  # noqa: E402
+from albert_tf.models import INPUT_NAMES, AlbertEncoder, AlbertPretrainer  # noqa: E402
 from albert_tf.hardware import cpu_bf16_units, describe_bf16_support  # noqa: E402
 
 
@@ -251,11 +251,12 @@ def _bf16_serving_candidates(encoder: AlbertEncoder, enc_in: dict, flops: dict,
                              dtype: str) -> list[Candidate]:
     """The bf16 serving paths of the package, on `encoder`'s weights: run_* prediction
     (`finetuning.Predictor`, in each of the two graphs `execution_rules.use_xla` chooses
-    between by CPU and run size) and the encoder SavedModel of `export_tfhub
-    --dtype=bfloat16`, reloaded."""
+    between by CPU and run size), the encoder SavedModel of `export_tfhub --dtype=bfloat16`,
+    reloaded, and its frozen `serving/` SavedModel's signature."""
     import tempfile
 
     from albert_tf.export.encoder_export import save_encoder_export
+    from albert_tf.export.serving_graph import save_serving_model
     from albert_tf.finetuning.inference import Predictor
 
     batch = enc_in["input_word_ids"].shape[0]
@@ -272,6 +273,14 @@ def _bf16_serving_candidates(encoder: AlbertEncoder, enc_in: dict, flops: dict,
     loaded = tf.saved_model.load(export_dir)
     out.append(Candidate("ours export bf16 (SavedModel)", "forward",
                          lambda: loaded(enc_in, training=False)["pooled_output"].numpy(),
+                         flops["encoder_forward"], batch, dtype))
+    # The export's serving/ graph (weights frozen): what load_serving's TensorFlow engine runs
+    # and what a TensorFlow Serving model directory should hold (README, "TensorFlow Serving").
+    serving_dir = save_serving_model(encoder, os.path.join(os.path.dirname(export_dir), "serving"))
+    served = tf.saved_model.load(serving_dir).signatures["serving_default"]
+    ids = {name: tf.cast(enc_in[name], tf.int32) for name in INPUT_NAMES}
+    out.append(Candidate("ours export bf16 serving/ (frozen SavedModel)", "forward",
+                         lambda: served(**ids)["pooled_output"].numpy(),
                          flops["encoder_forward"], batch, dtype))
     return out
 
@@ -483,14 +492,22 @@ def bf16_report(candidates: list[Candidate], t: dict, peaks: dict, ratio_line, f
     print(f"bfloat16 ({describe_bf16_support()}):")
     ours_fp32 = fastest("ours fwd", "forward")
     keras_hub_bf16 = fastest("keras-hub fwd", "forward", "bfloat16")
+    # The targets are about bf16 kernels: where both sides emulate bf16, ratios without them.
+    units = bool(cpu_bf16_units())
+    emulated = "" if units else " (emulated: no bf16 units, no target)"
     for path in paths:
-        ratio_line("BF16 PATH vs our fastest fp32", path, ours_fp32, 1.5)
-        ratio_line("BF16 PATH vs keras-hub mixed_bfloat16", path, keras_hub_bf16, 1.2)
+        ratio_line("BF16 PATH vs our fastest fp32" + emulated, path, ours_fp32,
+                   1.5 if units else None)
+        ratio_line("BF16 PATH vs keras-hub mixed_bfloat16" + emulated, path, keras_hub_bf16,
+                   1.2 if units else None)
         if "bfloat16" in peaks:
+            # Issue 30 acceptance 2 holds the export to 60 %, issue 15 prediction to 85 %.
+            target = 0.60 if path.name.startswith("ours export") else 0.85
             share = path.flops / t[path.name] / 1e9 / peaks["bfloat16"]
+            verdict = (f" — target ≥ {100 * target:.0f}%: {'met' if share >= target else 'MISSED'}"
+                       if units else emulated)
             print(f"BF16 PATH vs bf16 matmul peak: {path.name}: {100 * share:.0f}% of "
-                  f"{peaks['bfloat16']:.0f} GFLOP/s — target ≥ 85%: "
-                  f"{'met' if share >= 0.85 else 'MISSED'}")
+                  f"{peaks['bfloat16']:.0f} GFLOP/s{verdict}")
     for tag, label in (("", "float32"), (" bf16", "bfloat16")):
         graph, xla = by_name.get(f"ours fwd{tag} graph"), by_name.get(f"ours fwd{tag} graph XLA")
         if graph and xla:
