@@ -14,7 +14,7 @@ import tensorflow as tf
 from keras import ops
 
 from albert_tf.layers.dropout import apply_dropout
-from albert_tf.layers.gather import gather_positions
+from albert_tf.layers.gather import select_rows
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import layer_norm, residual_layer_norm
 
@@ -35,8 +35,9 @@ class AttentionSublayer(keras.layers.Layer):
 
     Call with `x` [B, S, H] and the 0/1 `input_mask` [B, S] of real (1) and padded (0) keys;
     `dropout_seeds` (one per `dropout_layers`, from `dropout.draw_seeds`) fixes the masks.
-    With `query_positions` [B, P] only those rows are computed (every row still a key and a
-    value): the output is [B, P, H], the full output's rows at those positions.
+    With `query_positions` (per-example positions [B, P], or a slice of rows such as
+    `gather.FIRST_TOKEN`) only those rows are computed (every row still a key and a value):
+    the output is [B, P, H], the full output's rows at those positions.
     """
 
     def __init__(
@@ -98,7 +99,7 @@ class AttentionSublayer(keras.layers.Layer):
         # Query rows (and the residual) are every token, or only the rows asked for.
         query_shape, query_tokens = shape, tokens
         if query_positions is not None:
-            queries = gather_positions(x, query_positions)
+            queries = select_rows(x, query_positions)
             query_shape = ops.shape(queries)
             query_tokens = ops.reshape(queries, (-1, self.hidden_size))
         q = self._split_heads(self.query(query_tokens), batch, query_shape[1])

@@ -24,7 +24,8 @@ def apply_block(attention: AttentionSublayer, feed_forward: FeedForwardSublayer,
                 input_mask=None, training=None, recompute: bool = False, query_positions=None):
     """feed_forward(attention(x)): one block application.
 
-    With `query_positions` [B, P] the block computes only those rows of its output ([B, P, H]);
+    With `query_positions` ([B, P], or a slice of rows) the block computes only those rows of
+    its output ([B, P, H]);
     every row of `x` is still attended to (`AttentionSublayer`).
 
     With `recompute` (and training), the block runs under `tf.recompute_grad`: its inner
@@ -98,8 +99,9 @@ class SharedTransformerStack(keras.layers.Layer):
     ones under `layer_{i}/inner_group_{k}` (our extension; see `checkpoints`).
 
     Returns the list of all L·K block outputs; the last is the sequence output. Called with
-    `last_positions` [B, P], the last block computes only the rows at those positions (its
-    output is [B, P, H]): what a head that reads a few positions needs (`AlbertPretrainer`).
+    `last_positions` [B, P] (or a slice of rows, e.g. `gather.FIRST_TOKEN`), the last block
+    computes only those rows (its output is [B, P, H]): what a head that reads a few positions
+    needs (`AlbertPretrainer`, the pooled output of the task models).
 
     `recompute_grad` (a runtime switch, not part of the config or the weights; the training
     loop sets it from --recompute_grad) recomputes each block's activations in the backward

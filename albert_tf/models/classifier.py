@@ -44,11 +44,11 @@ class AlbertClassifier(keras.Model):
         self.classifier_head = head
 
     def call(self, inputs, training=None, mask=None):
-        """In training, the encoder's last block runs at the first token alone, the one row the
-        head reads (`AlbertEncoder.pooled_output_only`): the same logits within float
-        round-off for less work. Evaluation, prediction and exports run the functional graph."""
+        """The encoder's last block runs at the first token alone, the one row the head reads
+        (`AlbertEncoder.pooled_output_only`): the same logits within float round-off for less
+        work, in training, evaluation, prediction and the exports traced from this call."""
         # Another encoder (an export's HubEncoder) is called whole, through the graph.
-        if not (training and isinstance(self.encoder, AlbertEncoder)):
+        if not isinstance(self.encoder, AlbertEncoder):
             return super().call(inputs, training=training, mask=mask)
         pooled = self.encoder.pooled_output_only(inputs, training=training)
         return {"logits": self.classifier_head(pooled, training=training)}

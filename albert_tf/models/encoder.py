@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.embedding import AlbertEmbedding
+from albert_tf.layers.gather import FIRST_TOKEN
 from albert_tf.layers.heads import Pooler
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.transformer import SharedTransformerStack
@@ -103,18 +104,23 @@ class AlbertEncoder(keras.Model):
         the last block computing only those rows and the first (the pooler's): the full
         outputs' values (within float round-off) for less work when P ≪ S. No
         "encoder_outputs": the earlier blocks' outputs are full, the last one is not."""
-        x = embed(self.embedding_layer, self.embedding_projection, inputs, training)
         positions = tf.cast(positions, tf.int32)
         first = tf.zeros([tf.shape(positions)[0], 1], tf.int32)
         rows = tf.concat([first, positions], axis=1)  # the first token, then the P positions
-        last = self.transformer(x, inputs["input_mask"], training=training,
-                                last_positions=rows)[-1]
+        last = self._last_block_at(inputs, rows, training)
         return {"sequence_output": last[:, 1:], "pooled_output": self.pooler(last)}
 
     def pooled_output_only(self, inputs: dict, training=None) -> tf.Tensor:
-        """pooled_output [B, H] with the last block computed at the first token alone."""
-        no_positions = tf.zeros([tf.shape(inputs["input_word_ids"])[0], 0], tf.int32)
-        return self.outputs_at(inputs, no_positions, training)["pooled_output"]
+        """pooled_output [B, H] with the last block computed at the first token alone (a
+        static slice: no gather in the graph, for the engines the task exports go to)."""
+        return self.pooler(self._last_block_at(inputs, FIRST_TOKEN, training))
+
+    def _last_block_at(self, inputs: dict, rows, training) -> tf.Tensor:
+        """The last block's output at `rows` (positions [B, P] or a slice), the earlier blocks
+        computed in full: the encoder's own layers, as its functional graph wires them."""
+        x = embed(self.embedding_layer, self.embedding_projection, inputs, training)
+        return self.transformer(x, inputs["input_mask"], training=training,
+                                last_positions=rows)[-1]
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict()}

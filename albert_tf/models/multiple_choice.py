@@ -54,10 +54,10 @@ class AlbertMultipleChoice(keras.Model):
         self.classifier_head = head
 
     def call(self, inputs, training=None, mask=None):
-        """In training, the encoder's last block runs at each option's first token alone (as
-        `AlbertClassifier`); evaluation, prediction and exports run the functional graph."""
+        """The encoder's last block runs at each option's first token alone (as
+        `AlbertClassifier`)."""
         # Another encoder (an export's HubEncoder) is called whole, through the graph.
-        if not (training and isinstance(self.encoder, AlbertEncoder)):
+        if not isinstance(self.encoder, AlbertEncoder):
             return super().call(inputs, training=training, mask=mask)
         flat = {name: merge_choices(inputs[name]) for name in INPUT_NAMES}
         scores = self.classifier_head(self.encoder.pooled_output_only(flat, training=training),

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from albert_tf import layers as L
+from albert_tf.layers.gather import FIRST_TOKEN
 
 
 def np_layer_norm(x, gamma, beta, eps=1e-12):
@@ -88,6 +89,12 @@ def test_attention_at_query_positions_is_those_rows_of_the_reference():
     full = np_attention(x.astype("float64"), mask, weights_by_name(layer), 4)
     assert got.shape == (2, 3, 16)
     np.testing.assert_allclose(got, np.take_along_axis(full, positions[:, :, None], 1), atol=1e-5)
+    # A slice of rows (the pooler's first token, as the task models ask) is a plain slice.
+    first = np.asarray(layer(x, mask, query_positions=FIRST_TOKEN))
+    assert first.shape == (2, 1, 16)
+    np.testing.assert_allclose(first, full[:, :1], atol=1e-5)
+    rows = slice(2, 5)
+    np.testing.assert_allclose(layer(x, mask, query_positions=rows), full[:, rows], atol=1e-5)
 
 
 def test_all_masked_row_equals_no_mask(monkeypatch):

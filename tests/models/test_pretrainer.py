@@ -40,13 +40,18 @@ def assert_same_outputs_and_gradients(model, inputs, training, reference):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-5 * np.abs(b).max(), err_msg=v.path)
 
 
-def block_matmul_rows(model, inputs, config) -> list[int]:
-    """Rows of each matmul of the encoder's blocks in the traced training forward, sorted."""
+def traced_ops(model, inputs, training: bool = True) -> list[tf.Operation]:
+    """The ops of `model(inputs, training=training)` traced with `inputs`' shapes."""
     inputs = {k: tf.constant(v) for k, v in inputs.items()}
-    graph = tf.function(lambda x: model(x, training=True)).get_concrete_function(inputs).graph
-    return sorted(op.outputs[0].shape[0] for op in graph.get_operations() if op.type == "MatMul"
-                  and op.outputs[0].shape[-1] in (config.hidden_size, config.intermediate_size)
-                  and "transformer" in op.name)
+    graph = tf.function(lambda x: model(x, training=training)).get_concrete_function(inputs).graph
+    return graph.get_operations()
+
+
+def block_matmul_rows(model, inputs, config, training: bool = True) -> list[int]:
+    """Rows of each matmul of the encoder's blocks in the traced forward, sorted."""
+    return sorted(op.outputs[0].shape[0] for op in traced_ops(model, inputs, training)
+                  if op.type == "MatMul" and "transformer" in op.name
+                  and op.outputs[0].shape[-1] in (config.hidden_size, config.intermediate_size))
 
 
 @pytest.mark.parametrize("training", [False, True])

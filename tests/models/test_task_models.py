@@ -10,7 +10,8 @@ from albert_tf.models import AlbertClassifier, AlbertEncoder, AlbertMultipleChoi
 from albert_tf.models.encoder import encoder_inputs
 from tests.conftest import random_inputs, tiny_config
 from tests.layers.test_layers import randomize
-from tests.models.test_pretrainer import assert_same_outputs_and_gradients, block_matmul_rows
+from tests.models.test_pretrainer import (assert_same_outputs_and_gradients,
+                                          block_matmul_rows, traced_ops)
 
 ENCODER_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -68,10 +69,11 @@ def choice_inputs(config, batch=2, choices=3, seq=10):
 
 @pytest.mark.parametrize("training", [False, True])
 @pytest.mark.parametrize("kind", ["classifier", "multiple_choice"])
-def test_training_runs_the_last_block_at_the_first_token_with_the_same_results(kind, training):
-    """Training computes the last block at the first token alone (the only row the head
-    reads): logits and gradients equal the full encoder's, and the traced train forward's
-    last-block matmuls have one row per sequence."""
+def test_the_last_block_runs_at_the_first_token_with_the_same_results(kind, training):
+    """Training and inference compute the last block at the first token alone (the only row
+    the head reads): logits and gradients equal the full encoder's, the traced forward's
+    last-block matmuls have one row per sequence, and the row is a slice (no gather in the
+    blocks, for the engines the task exports go to)."""
     config = tiny_config(num_hidden_layers=3, num_hidden_groups=2)
     if kind == "classifier":
         model, reference = AlbertClassifier(config, 3, dropout_rate=0.0), head_on_full_encoder
@@ -84,12 +86,15 @@ def test_training_runs_the_last_block_at_the_first_token_with_the_same_results(k
     for layer in (model.encoder, model.classifier_head):
         randomize(layer)
     assert_same_outputs_and_gradients(model, inputs, training, reference)
-    assert block_matmul_rows(model, inputs, config) == [sequences] * 4 + [sequences * seq] * (12 + 2)
+    assert (block_matmul_rows(model, inputs, config, training)
+            == [sequences] * 4 + [sequences * seq] * (12 + 2))
+    assert not [op.name for op in traced_ops(model, inputs, training)
+                if "transformer" in op.name and "Gather" in op.type]
 
 
 def test_an_encoder_that_is_not_ours_trains_through_its_own_graph():
-    """With another encoder (an export's `HubEncoder`, any Keras model with our outputs), the
-    training call runs the functional graph: the encoder is called whole."""
+    """With another encoder (an export's `HubEncoder`, any Keras model with our outputs), every
+    call runs the functional graph: the encoder is called whole."""
     config = tiny_config()
     inner = AlbertEncoder(config)
     symbolic = encoder_inputs()
