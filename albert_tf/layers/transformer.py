@@ -25,8 +25,7 @@ def apply_block(attention: AttentionSublayer, feed_forward: FeedForwardSublayer,
     """feed_forward(attention(x)): one block application.
 
     With `query_positions` ([B, P], or a slice of rows) the block computes only those rows of
-    its output ([B, P, H]);
-    every row of `x` is still attended to (`AttentionSublayer`).
+    its output ([B, P, H]); every row of `x` is still attended to (`AttentionSublayer`).
 
     With `recompute` (and training), the block runs under `tf.recompute_grad`: its inner
     activations are dropped after the forward pass and recomputed for the gradients. The
