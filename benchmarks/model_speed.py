@@ -204,7 +204,7 @@ def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
     bfloat16 also what `--dtype=bfloat16` prediction runs (`Predictor`, its default graph)
     and the `export_tfhub --dtype=bfloat16` SavedModel, reloaded."""
     batch = inputs["input_word_ids"].shape[0]
-    enc_in = {k: tf.constant(inputs[k]) for k in ("input_word_ids", "input_mask", "input_type_ids")}
+    enc_in = {k: tf.constant(inputs[k]) for k in INPUT_NAMES}
     out = []
     for dtype in dtypes:
         tag = "" if dtype == "float32" else " bf16"
@@ -278,9 +278,8 @@ def _bf16_serving_candidates(encoder: AlbertEncoder, enc_in: dict, flops: dict,
     # and what a TensorFlow Serving model directory should hold (README, "TensorFlow Serving").
     serving_dir = save_serving_model(encoder, os.path.join(os.path.dirname(export_dir), "serving"))
     served = tf.saved_model.load(serving_dir).signatures["serving_default"]
-    ids = {name: tf.cast(enc_in[name], tf.int32) for name in INPUT_NAMES}
     out.append(Candidate("ours export bf16 serving/ (frozen SavedModel)", "forward",
-                         lambda: served(**ids)["pooled_output"].numpy(),
+                         lambda: served(**enc_in)["pooled_output"].numpy(),
                          flops["encoder_forward"], batch, dtype))
     return out
 
