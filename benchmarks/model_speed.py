@@ -19,7 +19,9 @@ inputs and `--masked` MLM positions:
     fastest fp32, ≥ 1.2× keras-hub bf16, ≥ 85 % of the bf16 matmul peak), graph vs XLA per
     dtype (steady state and first call), and whether this CPU has bf16 units at all.
 
-Every candidate is compiled and warmed first. Then every candidate runs one timed
+Every TensorFlow model gets trained-like random weights (`albert_peers.randomize_weights`: no
+bias exactly 0, no scale exactly 1, which a frozen graph would fold away with the BiasAdds
+oneDNN fuses). Every candidate is compiled and warmed first. Then every candidate runs one timed
 iteration per round, `--iters` rounds, in a rotated order (matmul and forward candidates
 first, then the train steps), so that load from other processes hits all alike. The
 machine is shared: for every iteration the script also reads how much CPU time *other*
@@ -61,7 +63,8 @@ import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 
 from albert_tf.config import AlbertConfig  # noqa: E402
-from albert_peers import albert_flops, hf_albert_config, pretraining_loss  # noqa: E402
+from albert_peers import (  # noqa: E402
+    albert_flops, hf_albert_config, pretraining_loss, randomize_weights)
 from albert_tf.models import INPUT_NAMES, AlbertEncoder, AlbertPretrainer  # noqa: E402
 from albert_tf.hardware import cpu_bf16_units, describe_bf16_support  # noqa: E402
 
@@ -209,6 +212,8 @@ def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
     for dtype in dtypes:
         tag = "" if dtype == "float32" else " bf16"
         encoder = _under_policy(POLICIES[dtype], lambda: AlbertEncoder(config))
+        encoder(enc_in)  # built, then trained-like weights (the frozen serving graph folds 0s and 1s)
+        randomize_weights(encoder)
         out += forward_candidates(f"ours fwd{tag}", encoder, enc_in, flops, batch, dtype)
         if dtype != "float32":
             out += _bf16_serving_candidates(encoder, enc_in, flops, dtype)
@@ -222,6 +227,8 @@ def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
         tag = "" if dtype == "float32" else " bf16"
         for jit in (False, True):
             model = _under_policy(POLICIES[dtype], lambda: AlbertPretrainer(config))
+            model(pre_in)
+            randomize_weights(model)
             optimizer = keras.optimizers.AdamW(learning_rate=1e-5, weight_decay=0.01)
             optimizer.build(model.trainable_variables)
 
@@ -303,6 +310,7 @@ def keras_hub_candidates(config: AlbertConfig, inputs: dict, flops: dict,
             num_groups=config.num_hidden_groups, num_inner_repetitions=config.inner_group_num,
             dropout=config.hidden_dropout_prob, max_sequence_length=config.max_position_embeddings,
             num_segments=config.type_vocab_size, dtype=POLICIES[dtype])
+        randomize_weights(backbone)  # as ours
         tag = "" if dtype == "float32" else " bf16"
         out += forward_candidates(f"keras-hub fwd{tag}", backbone, x, flops, batch, dtype)
     return out

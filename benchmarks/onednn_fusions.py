@@ -128,19 +128,6 @@ def optimized_graphs(fn: Callable, *args, **kwargs) -> list[Any]:
     return graphs
 
 
-def randomize_weights(model, seed: int = 0) -> None:
-    """Every weight ~ N(0, 0.02), LayerNorm scales ~ 1 + N(0, 0.02): no exact 0 or 1 left
-    for Grappler to fold once the weights are frozen."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    for weight in model.weights:
-        value = rng.normal(0.0, 0.02, tuple(weight.shape))
-        if weight.path.endswith("gamma"):
-            value += 1.0
-        weight.assign(value.astype(weight.dtype))
-
-
 def example_inputs(config, batch: int, seq: int, num_masked: int) -> dict[str, Any]:
     """Pretrainer inputs, the last quarter of each row but the first padded."""
     import numpy as np
@@ -161,6 +148,7 @@ def train_step_graphs(config, inputs: dict[str, Any]) -> list[Any]:
     """Optimized graphs of one AlbertPretrainer forward + backward (no optimizer)."""
     import tensorflow as tf
 
+    from albert_peers import randomize_weights
     from albert_tf.models import AlbertPretrainer
 
     pretrainer = AlbertPretrainer(config)
@@ -181,6 +169,7 @@ def serving_graphs(config, inputs: dict[str, Any]) -> list[Any]:
     """Optimized graphs of the frozen serving function of an AlbertEncoder."""
     import tensorflow as tf
 
+    from albert_peers import randomize_weights
     from albert_tf.export.serving_graph import frozen_serving_function
     from albert_tf.models import AlbertEncoder
     from albert_tf.models.encoder import INPUT_NAMES

@@ -120,7 +120,7 @@ class AttentionSublayer(keras.layers.Layer):
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), tf.shape(query_tokens))
         out = apply_dropout(self.output_dropout, self.output_dense(context), training, output_seed)
         return residual_layer_norm(self.layer_norm, out, query_tokens, self.compute_dtype,
-                                   query_shape)
+                                   query_shape, training)
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()

@@ -2,7 +2,8 @@
 
 Mirrors scope `ffn_1` + `LayerNorm_1` of the original (faithfulness §2.4 steps 8–10): dense to I
 with tanh-gelu, dense back to H, dropout, LayerNorm(out + input). No dropout inside. In
-training the activation's gradient is one XLA kernel (`fused_gradients`), the forward the same.
+training the activation and the residual LayerNorm are one XLA kernel each, forward and
+backward (`fused_gradients`).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class FeedForwardSublayer(keras.layers.Layer):
         with tf.name_scope("intermediate_activation"):
             inner = activation(pre)
         out = apply_dropout(self.dropout, self.output_dense(inner), training, seed)
-        return residual_layer_norm(self.layer_norm, out, tokens, self.compute_dtype, shape)
+        return residual_layer_norm(self.layer_norm, out, tokens, self.compute_dtype, shape, training)
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()

@@ -1,18 +1,21 @@
-"""GELU and LayerNorm for training: the same forward ops, a backward pass of one XLA kernel each.
+"""GELU and LayerNorm for training: forward and backward passes of one XLA kernel each.
 
-TensorFlow differentiates tanh-GELU and LayerNorm op by op: about 15 element-wise kernels per
-GELU over the [tokens, intermediate] activations and about 12 per LayerNorm, each a pass over
-memory, and neither Grappler nor oneDNN has a fused gradient for them (nor, in training, a
-fused forward GELU: its input is kept for the gradient, so the remapper leaves it unfused).
-Here the derivative is written out and compiled by XLA into one loop. Measured on an AMD
-EPYC, 2 threads, oneDNN on (benchmarks/fused_gradients.py): GELU forward + backward on
-[1024, 3072] 17.1 → 6.0 ms, LayerNorm on [1024, 768] 5.0 → 3.9 ms (benchmarks/RESULTS.md,
-"Fused gradients").
+TensorFlow runs tanh-GELU and LayerNorm op by op: about 8 element-wise kernels per GELU forward
+and 15 in its gradient over the [tokens, intermediate] activations, about 12 per LayerNorm
+(with the residual sum and the casts of mixed precision around it), each a pass over memory.
+Neither Grappler nor oneDNN fuses them in training (the remapper's MatMul + bias + GELU needs
+the pre-activation to have no other consumer, and the gradient keeps it), so here each is one
+XLA-compiled loop (a `tf.function(jit_compile=True)` called from the plain graph), used only
+when `training` is true. Measured (benchmarks/RESULTS.md, "Fused gradients" and "On a Xeon
+with AMX"): GELU forward + backward on [1024, 3072] 17.1 → 6.0 ms on an AMD EPYC (gradient
+only), 12.3 → 3.3 ms on a Xeon; the ALBERT-base mixed-bf16 train step on that Xeon 1078 →
+885 ms (1.14× → 1.30× torch bf16 autocast).
 
-The forward pass is the plain one (the same ops and numbers; serving graphs, which never take
-a gradient, keep their oneDNN fusions). The gradient is the analytic derivative in float32,
-equal to autodiff's within float round-off (tests/layers/test_fused_gradients.py checks both
-against a float64 NumPy reference).
+Every kernel computes in float32 and rounds once to the compute dtype: the same numbers as
+TensorFlow's ops in float32 within float round-off, and in mixed bfloat16 without the bf16
+roundings between TensorFlow's GELU ops (tests/layers/test_fused_gradients.py checks values
+and gradients against float64 NumPy references of the formulas). Inference graphs (serving,
+prediction) keep TensorFlow's ops and their oneDNN fusions.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-import keras
 import tensorflow as tf
 
 from albert_tf.layers.activations import gelu_exact, gelu_tanh
@@ -31,7 +33,27 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_CUBIC = 0.044715  # the tanh approximation's coefficient (the original's gelu)
 
 
-@tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
+def _one_kernel(function: Callable) -> Callable:
+    """`function` XLA-compiled into one loop, called from the plain graph."""
+    return tf.function(function, jit_compile=True, reduce_retracing=True, autograph=False)
+
+
+@_one_kernel
+def _gelu_tanh_forward(x: tf.Tensor) -> tf.Tensor:
+    """x/2 · (1 + tanh(c (x + a x³))) in float32 (tf.nn.gelu's order of operations)."""
+    xf = tf.cast(x, tf.float32)
+    inner = _SQRT_2_OVER_PI * (xf + _GELU_CUBIC * (xf * xf * xf))
+    return tf.cast(0.5 * xf * (1.0 + tf.tanh(inner)), x.dtype)
+
+
+@_one_kernel
+def _gelu_exact_forward(x: tf.Tensor) -> tf.Tensor:
+    """x/2 · (1 + erf(x / √2)) in float32 (tf.nn.gelu's exact form)."""
+    xf = tf.cast(x, tf.float32)
+    return tf.cast(0.5 * xf * (1.0 + tf.math.erf(xf * _INV_SQRT_2)), x.dtype)
+
+
+@_one_kernel
 def _gelu_tanh_backward(x: tf.Tensor, dy: tf.Tensor) -> tf.Tensor:
     """dy · d/dx [x/2 · (1 + tanh(c (x + a x³)))], in float32, one XLA loop."""
     xf, dyf = tf.cast(x, tf.float32), tf.cast(dy, tf.float32)
@@ -42,7 +64,7 @@ def _gelu_tanh_backward(x: tf.Tensor, dy: tf.Tensor) -> tf.Tensor:
     return tf.cast(dyf * slope, dy.dtype)
 
 
-@tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
+@_one_kernel
 def _gelu_exact_backward(x: tf.Tensor, dy: tf.Tensor) -> tf.Tensor:
     """dy · (Φ(x) + x φ(x)), in float32, one XLA loop."""
     xf, dyf = tf.cast(x, tf.float32), tf.cast(dy, tf.float32)
@@ -51,7 +73,8 @@ def _gelu_exact_backward(x: tf.Tensor, dy: tf.Tensor) -> tf.Tensor:
     return tf.cast(dyf * (cdf + xf * pdf), dy.dtype)
 
 
-def _with_backward(forward: Callable, backward: Callable) -> Callable:
+def _with_backward(reference: Callable, forward: Callable, backward: Callable) -> Callable:
+    """`reference` (the plain activation) as one XLA kernel forward and one backward."""
     def activation(x):
         @tf.custom_gradient
         def apply(x):
@@ -59,13 +82,14 @@ def _with_backward(forward: Callable, backward: Callable) -> Callable:
 
         return apply(x)
 
-    activation.__name__ = f"{forward.__name__}_fused_gradient"
-    activation.__doc__ = f"{forward.__name__} with its gradient in one XLA kernel (training)."
+    activation.__name__ = f"{reference.__name__}_fused_gradient"
+    activation.__doc__ = (f"{reference.__name__} with its forward and gradient in one XLA kernel "
+                          "each (training).")
     return activation
 
 
-gelu_tanh_fused_gradient = _with_backward(gelu_tanh, _gelu_tanh_backward)
-gelu_exact_fused_gradient = _with_backward(gelu_exact, _gelu_exact_backward)
+gelu_tanh_fused_gradient = _with_backward(gelu_tanh, _gelu_tanh_forward, _gelu_tanh_backward)
+gelu_exact_fused_gradient = _with_backward(gelu_exact, _gelu_exact_forward, _gelu_exact_backward)
 
 _FUSED = {gelu_tanh: gelu_tanh_fused_gradient, gelu_exact: gelu_exact_fused_gradient}
 
@@ -76,9 +100,17 @@ def with_fused_gradient(activation: Callable) -> Callable:
     return _FUSED.get(activation, activation)
 
 
-@tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
-def _layer_norm_backward(x: tf.Tensor, gamma: tf.Tensor, dy: tf.Tensor, epsilon: tf.Tensor):
-    """d/d(x, γ, β) of LayerNorm over the last axis, in one XLA loop:
+def _layer_norm_forward_math(x, gamma, beta, epsilon):
+    """Keras' LayerNorm over the last axis (`keras.ops.layer_normalization`'s order of
+    operations: x · inv + (β − mean · inv) with inv = γ / sqrt(var + ε)), x in float32."""
+    mean = tf.reduce_mean(x, axis=-1, keepdims=True)
+    variance = tf.reduce_mean(tf.math.squared_difference(x, mean), axis=-1, keepdims=True)
+    inv = tf.math.rsqrt(variance + epsilon) * gamma
+    return x * inv + (beta - mean * inv)
+
+
+def _layer_norm_gradient_math(x, gamma, dy, epsilon):
+    """d/d(x, γ, β) of LayerNorm over the last axis, x and dy in float32:
     dx = inv · (g − mean(g) − x̂ · mean(g · x̂)) with g = dy · γ, x̂ = (x − μ) · inv."""
     mean = tf.reduce_mean(x, axis=-1, keepdims=True)
     centered = x - mean
@@ -93,18 +125,53 @@ def _layer_norm_backward(x: tf.Tensor, gamma: tf.Tensor, dy: tf.Tensor, epsilon:
             tf.reduce_sum(tf.reshape(dy, rows), axis=0))
 
 
+@_one_kernel
+def _layer_norm_forward(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor, epsilon: tf.Tensor):
+    return _layer_norm_forward_math(x, gamma, beta, epsilon)
+
+
+@_one_kernel
+def _layer_norm_backward(x: tf.Tensor, gamma: tf.Tensor, dy: tf.Tensor, epsilon: tf.Tensor):
+    return _layer_norm_gradient_math(x, gamma, dy, epsilon)
+
+
 def layer_norm_fused_gradient(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor,
                               epsilon: float) -> tf.Tensor:
-    """LayerNorm over the last axis in float32 (Keras' forward ops) with its gradient with
-    respect to x, γ and β in one XLA kernel."""
+    """LayerNorm over the last axis of float32 `x`, forward and gradient (with respect to x,
+    γ and β) in one XLA kernel each."""
+    eps = tf.constant(epsilon, tf.float32)
 
     @tf.custom_gradient
     def apply(x, gamma, beta):
-        y = keras.ops.layer_normalization(x, gamma, beta, axis=-1, epsilon=epsilon)
-
-        def backward(dy):
-            return _layer_norm_backward(x, gamma, dy, tf.constant(epsilon, tf.float32))
-
-        return y, backward
+        return (_layer_norm_forward(x, gamma, beta, eps),
+                lambda dy: _layer_norm_backward(x, gamma, dy, eps))
 
     return apply(x, gamma, beta)
+
+
+@_one_kernel
+def _residual_layer_norm_forward(out, residual, gamma, beta, epsilon):
+    x = tf.cast(out, tf.float32) + tf.cast(residual, tf.float32)
+    return tf.cast(_layer_norm_forward_math(x, gamma, beta, epsilon), out.dtype)
+
+
+@_one_kernel
+def _residual_layer_norm_backward(out, residual, gamma, dy, epsilon):
+    x = tf.cast(out, tf.float32) + tf.cast(residual, tf.float32)  # recomputed, not kept
+    dx, dgamma, dbeta = _layer_norm_gradient_math(x, gamma, tf.cast(dy, tf.float32), epsilon)
+    return tf.cast(dx, out.dtype), tf.cast(dx, residual.dtype), dgamma, dbeta
+
+
+def residual_layer_norm_fused(out: tf.Tensor, residual: tf.Tensor, gamma: tf.Tensor,
+                              beta: tf.Tensor, epsilon: float) -> tf.Tensor:
+    """LayerNorm(out + residual) over the last axis, the sum and the norm in float32, the
+    result in `out`'s dtype (the block ending of §2.9): the casts, the sum and the norm in one
+    XLA kernel, its gradient in another (which recomputes the sum instead of keeping it)."""
+    eps = tf.constant(epsilon, tf.float32)
+
+    @tf.custom_gradient
+    def apply(out, residual, gamma, beta):
+        return (_residual_layer_norm_forward(out, residual, gamma, beta, eps),
+                lambda dy: _residual_layer_norm_backward(out, residual, gamma, dy, eps))
+
+    return apply(out, residual, gamma, beta)

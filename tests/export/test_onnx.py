@@ -104,7 +104,9 @@ def test_dynamic_int8_onnx_keeps_a_fine_tuned_classifiers_argmax(tmp_path, capsy
 def test_auto_picks_onnxruntime_for_onnx_files_and_int8_and_says_so(exported, capfd,
                                                                     monkeypatch):
     path, _ = exported
-    monkeypatch.setattr(hardware, "cpu_profile", lambda *a, **k: hardware.PROFILE_AVX2)
+    # An AVX2 CPU without VNNI (mocked): its profile and its int8 file both follow the flags.
+    avx2 = hardware.cpu_flags("flags : fpu sse2 avx avx2 fma")
+    monkeypatch.setattr(hardware, "cpu_flags", lambda *a, **k: avx2)
     capfd.readouterr()
     model = load_serving(path, precision="int8", batch_size=8)
     assert model.backend == "onnxruntime"

@@ -145,7 +145,9 @@ def test_auto_picks_by_the_table_for_a_float32_task_export_in_one_line(classifie
     input, so auto takes the table's next engine with a file here, the ONNX file on ONNX
     Runtime (TensorFlow without --onnx), and says so in one line."""
     path, _ = classifier_export
-    monkeypatch.setattr(hardware, "cpu_profile", lambda *a, **k: hardware.PROFILE_AVX2)
+    # An AVX2 CPU without VNNI (mocked): its profile and its int8 file both follow the flags.
+    avx2 = hardware.cpu_flags("flags : fpu sse2 avx avx2 fma")
+    monkeypatch.setattr(hardware, "cpu_flags", lambda *a, **k: avx2)
     capfd.readouterr()
     served = load_serving(path)
     expected = "onnxruntime" if ONNX else "tensorflow"
