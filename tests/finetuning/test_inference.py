@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.finetuning.inference import Predictor
+from albert_tf.finetuning import inference
+from albert_tf.finetuning.inference import Predictor, without_autotune
 from tests.training import processes
 
 
@@ -43,6 +44,28 @@ def test_outputs_passthrough_and_partial_batches_in_order(caplog):
         assert result["total"].dtype == np.float32 and result["largest"].dtype == np.int32
     assert predictor.num_traces == 1  # batch sizes 5, 2, 3, 1 and lengths 4, 6: one trace
     assert "6/7 examples" in caplog.text and "examples/s" in caplog.text and "ETA" in caplog.text
+
+
+def test_prediction_iterates_its_data_without_the_autotuner(monkeypatch):
+    """Each run reads the batches as given, through a dataset whose tf.data autotuning is off
+    (the user's other options kept)."""
+    ids = np.arange(30, dtype=np.int32).reshape(10, 3)
+    options = tf.data.Options()
+    options.deterministic = True
+    dataset = _dataset(ids, 4).with_options(options)
+    plain = without_autotune(dataset)
+    assert plain.options().autotune.enabled is False and plain.options().deterministic is True
+    assert dataset.options().autotune.enabled is not False  # the caller's dataset untouched
+    np.testing.assert_array_equal(np.concatenate([f["x"] for f, _ in plain.as_numpy_iterator()]),
+                                  ids)
+    iterated = []
+    monkeypatch.setattr(inference, "without_autotune",
+                        lambda d: iterated.append(without_autotune(d)) or iterated[-1])
+    predictor = Predictor(_model(), outputs=("total",),
+                          model_inputs=lambda features: {"ids": features["x"]})
+    result = predictor.run(dataset)
+    assert len(iterated) == 1 and iterated[0].options().autotune.enabled is False
+    np.testing.assert_allclose(result["total"], ids.sum(axis=1))
 
 
 def test_features_alone_and_unknown_outputs():
