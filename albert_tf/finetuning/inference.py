@@ -16,10 +16,9 @@ buckets) reuse it; with `jit_compile` the model call is XLA-compiled (once per p
 and padded lengths (`execution_rules.use_xla`), as the fine-tuning runs do; both are
 counted by a pass over the dataset that runs no model (`batch_lengths`), as bucketed batches
 are not known before.
-Each run iterates its dataset with tf.data's autotuning off (`without_autotune`): a fresh
-iterator's autotuner took CPU time from the model in about half the runs on a 2-core Xeon, each
-such run (up to 40 batches measured) 1.45× slower throughout; nothing to tune in a pass that
-reads each batch once.
+Each run iterates its dataset with tf.data's autotuning off
+(`training.input_options.without_autotune`: with it on, about half the runs were 1.45× slower
+throughout on a 2-core Xeon).
 On several workers each worker predicts the whole dataset it is given.
 Length-bucketed datasets (`bucketing.LengthBuckets.eval_batches`) reorder the examples and
 tag each with its file position; the results are put back in file order.
@@ -44,6 +43,7 @@ from absl import logging
 from albert_tf.finetuning.bucketing import restore_order
 from albert_tf.execution_rules import use_xla
 from albert_tf.training.distribute import runs_on_cpu
+from albert_tf.training.input_options import without_autotune
 
 
 def open_signature(spec: Any) -> Any:
@@ -65,15 +65,6 @@ def _local_replicas(strategy: tf.distribute.Strategy) -> int:
         return len(strategy.extended.worker_devices)
     except RuntimeError:
         return strategy.num_replicas_in_sync
-
-
-def without_autotune(dataset: tf.data.Dataset) -> tf.data.Dataset:
-    """`dataset` with tf.data's autotuning off (its AUTOTUNE parallelism and buffers take
-    fixed defaults): what one prediction pass iterates (module docstring; benchmarks/RESULTS.md,
-    "Prediction runs without tf.data's autotuner")."""
-    options = tf.data.Options()
-    options.autotune.enabled = False
-    return dataset.with_options(options)
 
 
 def batch_lengths(dataset: tf.data.Dataset) -> dict[int | None, int]:

@@ -36,6 +36,7 @@ from albert_tf.training.checkpoint_eval import RESULTS_FILE, write_eval_results
 from albert_tf.training.checkpointing import TrainingCheckpoint, restore_model
 from albert_tf.training.clipping import OccurrenceNormRule, clip_by_norm, global_norm
 from albert_tf.training.errors import NonFiniteLossError, WorkerLostError
+from albert_tf.training.input_options import without_autotune
 from albert_tf.training.loop_options import LoopSettings
 from albert_tf.training.objective import Objective
 from albert_tf.training.optimizers import (LoopOptimizer, learning_rate_at, matches_any,
@@ -532,7 +533,8 @@ class Trainer:
                  ) -> dict[str, float]:
         """Metrics over `steps` batches (None: until the dataset ends), plus `loss` (mean over
         batches of the batch loss) and `global_step`; written to output_dir/results_file."""
-        dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
+        dataset = self.strategy.distribute_datasets_from_function(
+            lambda context: without_autotune(dataset_fn(context)))  # input_options: a fresh pass
         if self._eval_loop_fn is None:
             self._eval_loop_fn = self._make_eval_loop()
         for metric in self.eval_metrics.values():

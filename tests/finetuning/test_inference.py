@@ -12,7 +12,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.finetuning import inference
-from albert_tf.finetuning.inference import Predictor, without_autotune
+from albert_tf.finetuning.inference import Predictor
+from albert_tf.training.input_options import without_autotune
 from tests.training import processes
 
 
@@ -48,22 +49,14 @@ def test_outputs_passthrough_and_partial_batches_in_order(caplog):
 
 def test_prediction_iterates_its_data_without_the_autotuner(monkeypatch):
     """Each run reads the batches as given, through a dataset whose tf.data autotuning is off
-    (the user's other options kept)."""
+    (tests/training/test_input_options.py tests the option itself)."""
     ids = np.arange(30, dtype=np.int32).reshape(10, 3)
-    options = tf.data.Options()
-    options.deterministic = True
-    dataset = _dataset(ids, 4).with_options(options)
-    plain = without_autotune(dataset)
-    assert plain.options().autotune.enabled is False and plain.options().deterministic is True
-    assert dataset.options().autotune.enabled is not False  # the caller's dataset untouched
-    np.testing.assert_array_equal(np.concatenate([f["x"] for f, _ in plain.as_numpy_iterator()]),
-                                  ids)
     iterated = []
     monkeypatch.setattr(inference, "without_autotune",
                         lambda d: iterated.append(without_autotune(d)) or iterated[-1])
     predictor = Predictor(_model(), outputs=("total",),
                           model_inputs=lambda features: {"ids": features["x"]})
-    result = predictor.run(dataset)
+    result = predictor.run(_dataset(ids, 4))
     assert len(iterated) == 1 and iterated[0].options().autotune.enabled is False
     np.testing.assert_allclose(result["total"], ids.sum(axis=1))
 
