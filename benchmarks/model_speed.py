@@ -212,8 +212,7 @@ def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
     for dtype in dtypes:
         tag = "" if dtype == "float32" else " bf16"
         encoder = _under_policy(POLICIES[dtype], lambda: AlbertEncoder(config))
-        encoder(enc_in)  # built, then trained-like weights (the frozen serving graph folds 0s and 1s)
-        randomize_weights(encoder)
+        randomize_weights(encoder)  # trained-like: the frozen serving graph folds 0s and 1s
         out += forward_candidates(f"ours fwd{tag}", encoder, enc_in, flops, batch, dtype)
         if dtype != "float32":
             out += _bf16_serving_candidates(encoder, enc_in, flops, dtype)
@@ -227,7 +226,6 @@ def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
         tag = "" if dtype == "float32" else " bf16"
         for jit in (False, True):
             model = _under_policy(POLICIES[dtype], lambda: AlbertPretrainer(config))
-            model(pre_in)
             randomize_weights(model)
             optimizer = keras.optimizers.AdamW(learning_rate=1e-5, weight_decay=0.01)
             optimizer.build(model.trainable_variables)
