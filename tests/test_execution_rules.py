@@ -4,7 +4,8 @@ profiles: every choice the tables make is checked on every profile, whatever CPU
 import pytest
 
 from albert_tf import execution_rules, hardware
-from albert_tf.execution_rules import ONEDNN_ENV, choose_onednn, use_xla, xla_speedup
+from albert_tf.execution_rules import (ONEDNN_ENV, choose_onednn, freeze_for_prediction,
+                                       use_xla, xla_speedup)
 from albert_tf.training.choices import DTYPE_POLICIES
 from tests.cpuinfo_texts import AMD_AVX2, XEON_SPR
 
@@ -13,6 +14,7 @@ from tests.cpuinfo_texts import AMD_AVX2, XEON_SPR
 def test_every_profile_has_a_row_in_both_tables():
     assert set(execution_rules.ONEDNN_ON) == set(hardware.CPU_PROFILES)
     assert set(execution_rules.XLA_SPEEDUP) == set(hardware.CPU_PROFILES)
+    assert set(execution_rules.FROZEN_SPEEDUP) == set(hardware.CPU_PROFILES)
 
 
 @pytest.mark.parametrize("profile", hardware.CPU_PROFILES)
@@ -90,3 +92,27 @@ def test_a_five_step_run_never_compiles():
 def test_unknown_step_kind_is_an_error():
     with pytest.raises(ValueError, match="step must be one of"):
         xla_speedup("serve", "float32", hardware.PROFILE_AVX2)
+
+
+def test_frozen_weights_only_for_bf16_prediction_on_amx_and_when_repaid():
+    """Measured on a Xeon with AMX: bf16 prediction 1.49× on frozen weights, fp32 level; the
+    freezing of each run (FREEZE_STEPS batches) must be repaid. Elsewhere unmeasured: never."""
+    amx = hardware.PROFILE_AMX
+    saved_per_batch = 1 - 1 / execution_rules.FROZEN_SPEEDUP[amx]["bfloat16"]
+    needed = execution_rules.FREEZE_STEPS / saved_per_batch  # ≈ 45.6 batches
+    assert not freeze_for_prediction("bfloat16", int(needed), profile=amx)
+    assert freeze_for_prediction("bfloat16", int(needed) + 1, profile=amx)
+    for batches in (None, 0):
+        assert not freeze_for_prediction("bfloat16", batches, profile=amx)
+    long_run = 10**6
+    assert not freeze_for_prediction("float32", long_run, profile=amx)
+    for profile in (hardware.PROFILE_AVX2, hardware.PROFILE_AVX512, hardware.PROFILE_ARM):
+        for dtype in DTYPE_POLICIES:
+            assert not freeze_for_prediction(dtype, long_run, profile=profile)
+
+
+def test_frozen_weights_follow_the_cpuinfo_profile(monkeypatch):
+    monkeypatch.setattr(hardware, "_this_cpuinfo", lambda: XEON_SPR)
+    assert freeze_for_prediction("bfloat16", 1000)
+    monkeypatch.setattr(hardware, "_this_cpuinfo", lambda: AMD_AVX2)
+    assert not freeze_for_prediction("bfloat16", 1000)

@@ -31,12 +31,11 @@ from typing import Any, Callable, Iterator, Mapping
 import keras
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.framework.convert_to_constants import (  # no public equivalent
-    convert_variables_to_constants_v2)
 
 from albert_tf.export.encoder_export import CONFIG_ASSET
 from albert_tf.export.manifest import ENCODER_OUTPUTS, Manifest
 from albert_tf.models.encoder import FEATURE_TO_INPUT, INPUT_NAMES, AlbertEncoder
+from albert_tf.training.frozen_weights import frozen_function
 
 SERVING_DIR = "serving"  # the frozen SavedModel inside an encoder export directory
 SERVING_OUTPUTS = ENCODER_OUTPUTS
@@ -111,15 +110,7 @@ def frozen_serving_function(encoder: AlbertEncoder, seq_length: int | None = Non
         return outputs_fn(encoder(inputs, training=False))
 
     with engine_layer_norm():  # traced here, once
-        concrete = live.get_concrete_function()
-    constant = convert_variables_to_constants_v2(concrete)
-
-    @tf.function(input_signature=[specs[name] for name in INPUT_NAMES])
-    def frozen(input_word_ids, input_mask, input_type_ids):
-        flat = constant(input_word_ids, input_mask, input_type_ids)
-        return tf.nest.pack_sequence_as(concrete.structured_outputs, flat, expand_composites=True)
-
-    return frozen
+        return frozen_function(live)
 
 
 def save_serving_model(encoder: AlbertEncoder, path: str,

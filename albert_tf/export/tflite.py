@@ -26,12 +26,11 @@ import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
-from tensorflow.python.framework.convert_to_constants import (  # no public equivalent
-    convert_variables_to_constants_v2)
 
 from albert_tf.atomic_files import atomic_file
 from albert_tf.export.choices import TFLITE_QUANTIZATIONS
 from albert_tf.models.encoder import FEATURE_TO_INPUT
+from albert_tf.training.frozen_weights import frozen_function
 
 TFLITE_FILE = "albert_model.tflite"  # the original's SQuAD v1 file name (§9.8)
 # The original's export input names (its records' names), in order: int32 [1, S].
@@ -70,21 +69,6 @@ def sample_inputs(max_seq_length: int, vocab_size: int) -> dict[str, np.ndarray]
             "segment_ids": segments[None]}
 
 
-def _frozen(fn: tf.types.experimental.GenericFunction) -> tf.types.experimental.GenericFunction:
-    """`fn` with its variables as constants, same signature and output names. Frozen here:
-    given the model's variables, TF 2.21's converter keeps them as uninitialised TFLite
-    resource variables (NaN outputs); its variable-free path would drop the signature."""
-    concrete = fn.get_concrete_function()
-    constant = convert_variables_to_constants_v2(concrete)
-
-    @tf.function(input_signature=fn.input_signature)
-    def frozen(*args):
-        return tf.nest.pack_sequence_as(concrete.structured_outputs, constant(*args),
-                                        expand_composites=True)
-
-    return frozen
-
-
 def check_quantization(quantization: str) -> None:
     """Raises TFLiteExportError unless `quantization` is one of TFLITE_QUANTIZATIONS: the one
     check of --tflite_quantization (the task runners call it before any work)."""
@@ -97,8 +81,11 @@ def convert(fn: tf.types.experimental.GenericFunction, quantization: str) -> byt
     """The flatbuffer of `fn` (builtin ops only, weights frozen), quantized as asked:
     `dynamic_int8` int8 weights with dynamic-range int8 matmuls, `float16` float16 weights."""
     check_quantization(quantization)
+    # Frozen here: given the model's variables, TF 2.21's converter keeps them as
+    # uninitialised TFLite resource variables (NaN outputs); its variable-free path would
+    # drop the signature.
     converter = tf.lite.TFLiteConverter.from_concrete_functions(
-        [_frozen(fn).get_concrete_function()], tf.Module())
+        [frozen_function(fn).get_concrete_function()], tf.Module())
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
     if quantization != "none":
         converter.optimizations = [tf.lite.Optimize.DEFAULT]

@@ -16,6 +16,12 @@ buckets) reuse it; with `jit_compile` the model call is XLA-compiled (once per p
 and padded lengths (`execution_rules.use_xla`), as the fine-tuning runs do; both are
 counted by a pass over the dataset that runs no model (`batch_lengths`), as bucketed batches
 are not known before.
+With `freeze_weights` each run reads the weights once, as constants of its graph
+(`training.frozen_weights`: oneDNN then keeps them packed, and on AMX runs bf16 matmuls on its
+brgemm kernels), and traces the step anew, so a run after more training predicts with the new
+weights; None decides at the first run, on one CPU device, by `execution_rules.
+freeze_for_prediction` (the dtype, the CPU and the number of batches, which must repay the
+freezing of every run).
 Each run iterates its dataset with tf.data's autotuning off
 (`training.input_options.without_autotune`: with it on, about half the runs were 1.45× slower
 throughout on a 2-core Xeon).
@@ -41,8 +47,9 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.finetuning.bucketing import restore_order
-from albert_tf.execution_rules import use_xla
+from albert_tf.execution_rules import freeze_for_prediction, use_xla
 from albert_tf.training.distribute import runs_on_cpu
+from albert_tf.training.frozen_weights import frozen_function
 from albert_tf.training.input_options import without_autotune
 
 
@@ -65,6 +72,13 @@ def _local_replicas(strategy: tf.distribute.Strategy) -> int:
         return len(strategy.extended.worker_devices)
     except RuntimeError:
         return strategy.num_replicas_in_sync
+
+
+def _one_cpu_device(strategy: tf.distribute.Strategy) -> bool:
+    """True for the default strategy and a one-device strategy, on a CPU."""
+    single = (isinstance(strategy, tf.distribute.OneDeviceStrategy)
+              or strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy())
+    return single and runs_on_cpu(strategy)
 
 
 def batch_lengths(dataset: tf.data.Dataset) -> dict[int | None, int]:
@@ -98,12 +112,16 @@ class Predictor:
         CPUs (the graph on GPUs and TPUs, as the Trainer), from
         the batches and padded lengths that run's dataset has (`batch_lengths`).
       dtype: the model's --dtype, for `jit_compile=None`.
+      freeze_weights: run on the weights as graph constants, read at the start of each run;
+        None: decided at the first `run`, on one CPU device (default and one-device
+        strategies) by `execution_rules.freeze_for_prediction`, never with XLA.
     """
 
     def __init__(self, model: keras.Model, strategy: tf.distribute.Strategy | None = None,
                  outputs: Sequence[str] = ("logits",),
                  model_inputs: Callable[[dict], dict] | None = None, log_every: int = 100,
-                 jit_compile: bool | None = False, dtype: str = "float32"):
+                 jit_compile: bool | None = False, dtype: str = "float32",
+                 freeze_weights: bool | None = None):
         self.model = model
         self.strategy = strategy or tf.distribute.get_strategy()
         self.outputs = tuple(outputs)
@@ -117,7 +135,8 @@ class Predictor:
         self.num_traces = 0
         self.jit_compile = jit_compile
         self.dtype = dtype
-        self._step = None  # traced on first use
+        self.freeze_weights = freeze_weights
+        self._step = None  # traced on first use (on every run with frozen weights)
 
     def _replica_step(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         inputs = self.model_inputs(dict(features)) if self.model_inputs else features
@@ -128,9 +147,10 @@ class Predictor:
     def _trace(self, dataset: tf.data.Dataset, feature_spec: Any) -> None:
         strategy = self.strategy
         replicas = _local_replicas(strategy)
-        if self.jit_compile is None:
+        if self.jit_compile is None or self.freeze_weights is None:
             lengths = batch_lengths(dataset)
             batches = sum(lengths.values())
+        if self.jit_compile is None:
             # The table is measured on CPUs; off them the graph, as the Trainer's choice.
             self.jit_compile = runs_on_cpu(strategy) and use_xla(
                 "predict", self.dtype, batches, len(lengths))
@@ -138,8 +158,18 @@ class Predictor:
                          "length(s); benchmarks/RESULTS.md)",
                          "XLA-compiled" if self.jit_compile else "in the tf.function graph",
                          self.dtype, batches, len(lengths))
-        replica_fn = (tf.function(self._replica_step, jit_compile=True) if self.jit_compile
-                      else self._replica_step)
+        if self.freeze_weights is None:
+            self.freeze_weights = (not self.jit_compile and _one_cpu_device(strategy)
+                                   and freeze_for_prediction(self.dtype, batches))
+            if self.freeze_weights:
+                logging.info("Prediction reads the weights once per run, as graph constants "
+                             "(faster here for %d batches under --dtype=%s)", batches, self.dtype)
+        replica_fn = self._replica_step
+        if self.freeze_weights:
+            replica_fn = frozen_function(tf.function(
+                replica_fn, input_signature=[open_signature(feature_spec)]))
+        if self.jit_compile:
+            replica_fn = tf.function(replica_fn, jit_compile=True)
 
         @tf.function(input_signature=[open_signature(feature_spec)])
         def step(features):
@@ -182,7 +212,7 @@ class Predictor:
         feature_spec = spec[0] if isinstance(spec, tuple) else spec
         collected: dict[str, list[np.ndarray]] = {}
         padded_lengths: dict[int, int] = {}  # padded sequence length → batches
-        if self._step is None:
+        if self._step is None or self.freeze_weights:
             self._trace(dataset, feature_spec)
         done, batches, start = 0, 0, time.perf_counter()
         for batch in without_autotune(dataset):

@@ -30,10 +30,12 @@ def _dataset(ids: np.ndarray, batch_size: int) -> tf.data.Dataset:
     return tf.data.Dataset.from_tensor_slices(({"x": ids}, {"row": rows})).batch(batch_size)
 
 
-def test_outputs_passthrough_and_partial_batches_in_order(caplog):
+@pytest.mark.parametrize("freeze", [False, True])
+def test_outputs_passthrough_and_partial_batches_in_order(caplog, freeze):
     rng = np.random.default_rng(0)
     predictor = Predictor(_model(), outputs=("total", "doubled", "largest"),
-                          model_inputs=lambda features: {"ids": features["x"]}, log_every=2)
+                          model_inputs=lambda features: {"ids": features["x"]}, log_every=2,
+                          freeze_weights=freeze)
     for rows, length, batch in ((12, 4, 5), (7, 6, 3)):  # last batches of 2 and 1 rows
         ids = rng.integers(0, 50, (rows, length)).astype(np.int32)
         with caplog.at_level(logging.INFO, logger="absl"):
@@ -43,7 +45,8 @@ def test_outputs_passthrough_and_partial_batches_in_order(caplog):
         np.testing.assert_allclose(result["doubled"], 2 * ids)
         np.testing.assert_array_equal(result["largest"], ids.max(axis=1))
         assert result["total"].dtype == np.float32 and result["largest"].dtype == np.int32
-    assert predictor.num_traces == 1  # batch sizes 5, 2, 3, 1 and lengths 4, 6: one trace
+    # Batch sizes 5, 2, 3, 1 and lengths 4, 6: one trace (per run with frozen weights).
+    assert predictor.num_traces == (2 if freeze else 1)
     assert "6/7 examples" in caplog.text and "examples/s" in caplog.text and "ETA" in caplog.text
 
 
@@ -80,7 +83,8 @@ def test_xla_compiled_model_call_predicts_the_same(caplog):
     outputs = {}
     for jit in (False, True):
         predictor = Predictor(_model(), outputs=("total", "doubled"), jit_compile=jit,
-                              model_inputs=lambda features: {"ids": features["x"]})
+                              model_inputs=lambda features: {"ids": features["x"]},
+                              freeze_weights=False)
         with caplog.at_level(logging.INFO, logger="absl"):
             outputs[jit] = [predictor.run(_dataset(ids, 2)) for ids in data]
         assert predictor.num_traces == 1
@@ -88,6 +92,84 @@ def test_xla_compiled_model_call_predicts_the_same(caplog):
         np.testing.assert_allclose(xla["total"], plain["total"])
         np.testing.assert_allclose(xla["doubled"], plain["doubled"])
     assert "XLA compiles once per padded length" in caplog.text
+
+
+def _dense_model(seed: int = 0) -> keras.Model:
+    """features x [B, S, 4] float → y = x·W + b [B, S, 3] and its argmax, one Dense layer."""
+    x = keras.Input((None, 4), name="x")
+    dense = keras.layers.Dense(3, kernel_initializer=keras.initializers.RandomNormal(seed=seed),
+                               bias_initializer=keras.initializers.RandomNormal(seed=seed + 1))
+    y = dense(x)
+    return keras.Model({"x": x}, {"y": y, "best": keras.ops.argmax(y, axis=-1)})
+
+
+def _numpy_dense(model: keras.Model, x: np.ndarray) -> np.ndarray:
+    kernel, bias = (w.numpy() for w in model.weights)
+    return x.astype(np.float64) @ kernel + bias
+
+
+def test_frozen_weights_predict_the_variables_values_of_each_run():
+    """Frozen, the weights are graph constants read at the start of each run: the outputs
+    equal x·W + b of the weights at that run, also after the variables change."""
+    model = _dense_model()
+    x = np.random.default_rng(2).normal(size=(5, 6, 4)).astype(np.float32)
+    data = tf.data.Dataset.from_tensor_slices({"x": x}).batch(2)
+    predictor = Predictor(model, outputs=("y", "best"), freeze_weights=True)
+    first = predictor.run(data)
+    np.testing.assert_allclose(first["y"], _numpy_dense(model, x), rtol=1e-5, atol=1e-6)
+    for weight in model.weights:  # as training would between two evaluations
+        weight.assign(weight.numpy() * -2.0 + 0.5)
+    second = predictor.run(data)
+    np.testing.assert_allclose(second["y"], _numpy_dense(model, x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(second["best"], _numpy_dense(model, x).argmax(-1))
+    assert predictor.num_traces == 2
+
+
+def test_frozen_graph_holds_no_variable_reads():
+    """The step of a frozen run reads no variable: the weights are constants of its graph."""
+    model = _dense_model()
+    predictor = Predictor(model, outputs=("y",), freeze_weights=True)
+    predictor.run(tf.data.Dataset.from_tensor_slices({"x": np.ones((2, 3, 4), "float32")}).batch(2))
+    graph = predictor._step.get_concrete_function().graph.as_graph_def()
+    ops = {node.op for node in graph.node}
+    for function in graph.library.function:
+        ops.update(node.op for node in function.node_def)
+    assert "ReadVariableOp" not in ops and "VarHandleOp" not in ops
+    assert "Const" in ops
+
+
+@pytest.mark.parametrize("make_strategy, frozen", [
+    (tf.distribute.get_strategy, True),
+    (lambda: tf.distribute.OneDeviceStrategy("/cpu:0"), True),
+    (lambda: tf.distribute.MirroredStrategy(["/cpu:0"]), False),
+])
+def test_the_freezing_rule_decides_only_on_one_cpu_device(monkeypatch, make_strategy, frozen):
+    """Where the rule says so (mocked: the table is per CPU profile, tested in
+    tests/test_execution_rules.py), the default and one-device strategies freeze, asking it
+    with the dtype and the run's batches; mirrored ones read the variables. Same outputs."""
+    asked = []
+    monkeypatch.setattr(inference, "freeze_for_prediction",
+                        lambda *args: asked.append(args) or True)
+    strategy = make_strategy()
+    with strategy.scope():
+        model = _dense_model()
+    x = np.random.default_rng(3).normal(size=(4, 2, 4)).astype(np.float32)
+    predictor = Predictor(model, strategy, outputs=("y",), dtype="bfloat16")
+    result = predictor.run(tf.data.Dataset.from_tensor_slices({"x": x}).batch(3))
+    assert predictor.freeze_weights is frozen
+    assert asked == ([("bfloat16", 2)] if frozen else [])
+    np.testing.assert_allclose(result["y"], _numpy_dense(model, x), rtol=1e-5, atol=1e-6)
+
+
+def test_no_freezing_where_the_rule_says_no_or_with_xla(monkeypatch):
+    """The rule's no (fp32, other CPUs, short runs) and XLA-compiled prediction read the
+    variables."""
+    data = tf.data.Dataset.from_tensor_slices({"x": np.ones((2, 3, 4), "float32")}).batch(2)
+    for rule, jit in ((False, False), (True, True)):
+        monkeypatch.setattr(inference, "freeze_for_prediction", lambda *args, rule=rule: rule)
+        predictor = Predictor(_dense_model(), outputs=("y",), jit_compile=jit)
+        predictor.run(data)
+        assert predictor.freeze_weights is False
 
 
 def test_mirrored_two_cpus_predict_as_one_device(spm_model, tmp_path):
