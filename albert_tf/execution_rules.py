@@ -69,10 +69,11 @@ XLA_SPEEDUP: dict[str, dict[tuple[str, str], float]] = {
 FIRST_CALL_STEPS = 7.0
 
 # Prediction on frozen weights over the variables' graph, steady state, ALBERT-base 8 × 128,
-# 2 threads, the graph (not XLA). x86-avx512-bf16 (Xeon with AMX): bfloat16 1.49× (410 → 275
-# ms a batch: oneDNN runs bf16 inner products on constant weights with its AMX brgemm kernel,
-# on variables with its gemm one, and casts variables every call), float32 level at batch 8
-# (1.0; the frozen graph is 1.25× at batch 1). Not measured elsewhere: the variables.
+# 2 threads, the graph (not XLA); benchmarks/frozen_prediction.py. x86-avx512-bf16 (Xeon with
+# AMX): bfloat16 1.49× and 1.39× in two runs (410 → 275, 385 → 277 ms a batch: oneDNN runs bf16
+# inner products on constant weights with its AMX brgemm kernel, on variables with its gemm
+# one, and casts variables every call), float32 level at batch 8 (1.0; the frozen graph is
+# 1.25× at batch 1). Not measured elsewhere: the variables.
 FROZEN_SPEEDUP: dict[str, dict[str, float]] = {
     hardware.PROFILE_AMX: {"bfloat16": 1.49},
     hardware.PROFILE_AVX512: {},
@@ -80,7 +81,8 @@ FROZEN_SPEEDUP: dict[str, dict[str, float]] = {
     hardware.PROFILE_ARM: {},
 }
 # Freezing — tracing, folding the weights in, the first call's graph rewrites — costs about
-# this many steady-state steps (ALBERT-base bf16 on that Xeon: 6.0 s, 15 batches of 410 ms).
+# this many steady-state steps (ALBERT-base bf16 on that Xeon: 6.0 s = 15 batches of 410 ms,
+# 4.9 s = 12.7 of 385 ms; both runs break even at 45–46 batches).
 FREEZE_STEPS = 15.0
 
 

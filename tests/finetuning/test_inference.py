@@ -172,6 +172,49 @@ def test_no_freezing_where_the_rule_says_no_or_with_xla(monkeypatch):
         assert predictor.freeze_weights is False
 
 
+def _task_model(name: str, policy: str) -> keras.Model:
+    from albert_tf.models.classifier import AlbertClassifier
+    from albert_tf.models.span_labeler import AlbertSpanLabeler
+    from tests.conftest import tiny_config
+
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(policy)
+    try:
+        model = (AlbertClassifier(tiny_config(), num_classes=3) if name == "classifier"
+                 else AlbertSpanLabeler(tiny_config(), version_2_with_negative=True))
+    finally:
+        keras.config.set_dtype_policy(previous)
+    rng = np.random.default_rng(4)  # weights far from the initialisers' ±0.02: outputs ≈ 1
+    for weight in model.weights:
+        weight.assign(rng.normal(0.0, 0.3, weight.shape).astype(weight.dtype))
+    return model
+
+
+@pytest.mark.parametrize("policy, tolerance", [("float32", 1e-5), ("mixed_bfloat16", 0.05)])
+@pytest.mark.parametrize("name", ["classifier", "squad_v2"])
+def test_albert_task_models_predict_the_same_on_frozen_weights(name, policy, tolerance):
+    """GLUE's classifier and SQuAD v2's head (its model_inputs add start_positions=None, as
+    the SQuAD runner's do) give the variables' outputs on frozen weights: within float32
+    round-off, and within a few bf16 steps (2⁻⁸ relative) of logits of size ≈ 1 in bf16."""
+    from tests.conftest import random_inputs, tiny_config
+
+    feed = random_inputs(tiny_config(), batch=5, seq=12)
+    features = {k: feed[k] for k in ("input_word_ids", "input_mask", "input_type_ids")}
+    outputs, model_inputs = ("logits",), None
+    if name == "squad_v2":
+        features["p_mask"] = 1 - feed["input_type_ids"]
+        outputs = ("start_top_log_probs", "end_top_log_probs", "cls_logits")
+        model_inputs = lambda f: {**f, "start_positions": None}  # noqa: E731
+    model = _task_model(name, policy)
+    data = tf.data.Dataset.from_tensor_slices(features).batch(2)
+    results = [Predictor(model, outputs=outputs, model_inputs=model_inputs,
+                         freeze_weights=freeze).run(data) for freeze in (False, True)]
+    for key in outputs:
+        assert np.abs(results[0][key]).max() > 0.1, key  # not a vacuous comparison
+        np.testing.assert_allclose(results[1][key], results[0][key], rtol=tolerance,
+                                   atol=tolerance, err_msg=key)
+
+
 def test_mirrored_two_cpus_predict_as_one_device(spm_model, tmp_path):
     """SQuAD v2 through the shared path: 56 questions in batches of 7 split over 2 replicas."""
     result = processes.run(["-m", "tests.finetuning.scripts.mirrored_squad_predict", spm_model,
