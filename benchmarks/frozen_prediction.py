@@ -24,8 +24,6 @@ from albert_tf import execution_rules  # before TensorFlow: it sets oneDNN
 
 execution_rules.choose_onednn()
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from albert_peers import randomize_weights  # noqa: E402
@@ -33,29 +31,9 @@ from albert_tf.config import AlbertConfig  # noqa: E402
 from albert_tf.finetuning.inference import Predictor  # noqa: E402
 from albert_tf.hardware import cpu_profile  # noqa: E402
 from albert_tf.models import INPUT_NAMES, AlbertEncoder  # noqa: E402
+from model_speed import POLICIES, _under_policy, make_inputs  # noqa: E402
 
-POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16"}
 WAYS = {"variables": False, "frozen": True, "rule": None}
-
-
-def encoder_under(policy: str, config: AlbertConfig) -> AlbertEncoder:
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(policy)
-    try:
-        encoder = AlbertEncoder(config)
-    finally:
-        keras.config.set_dtype_policy(previous)
-    randomize_weights(encoder)  # trained-like: fresh zeros and ones fold away once frozen
-    return encoder
-
-
-def feed(config: AlbertConfig, batch: int, seq: int) -> dict[str, tf.Tensor]:
-    rng = np.random.default_rng(0)
-    ids = rng.integers(5, config.vocab_size, (batch, seq)).astype("int32")
-    types = np.zeros_like(ids)
-    types[:, seq // 2:] = 1
-    values = {"input_word_ids": ids, "input_mask": np.ones_like(ids), "input_type_ids": types}
-    return {name: tf.constant(values[name]) for name in INPUT_NAMES}
 
 
 def main(argv=None) -> None:
@@ -68,8 +46,10 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     config = AlbertConfig.from_preset(args.preset)
-    encoder = encoder_under(POLICIES[args.dtype], config)
-    one_batch = feed(config, args.batch, args.seq)
+    encoder = _under_policy(POLICIES[args.dtype], lambda: AlbertEncoder(config))
+    randomize_weights(encoder)  # trained-like: fresh zeros and ones fold away once frozen
+    inputs = make_inputs(config, args.batch, args.seq, masked=1)
+    one_batch = {name: tf.constant(inputs[name]) for name in INPUT_NAMES}
     print(f"{args.preset}, {args.dtype}, batch {args.batch} × {args.seq}, CPU profile "
           f"{cpu_profile()}, TF_ENABLE_ONEDNN_OPTS="
           f"{os.environ.get(execution_rules.ONEDNN_ENV, '(unset)')}; median of {args.rounds} "

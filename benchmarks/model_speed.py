@@ -201,6 +201,33 @@ def forward_candidates(name: str, encoder, inputs: dict, flops: dict, batch: int
     return candidates
 
 
+def pretraining_step(config: AlbertConfig, dtype: str, jit_compile: bool = False):
+    """A tf.function (x, y) → loss stepping AdamW on a fresh pretrainer (trained-like random
+    weights) under `dtype`'s policy: MLM (weighted) + SOP losses, as run_pretraining's."""
+    model = _under_policy(POLICIES[dtype], lambda: AlbertPretrainer(config))
+    randomize_weights(model)
+    optimizer = keras.optimizers.AdamW(learning_rate=1e-5, weight_decay=0.01)
+    optimizer.build(model.trainable_variables)
+
+    @tf.function(jit_compile=jit_compile)
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            mlm = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                y["masked_lm_ids"], logits["mlm_logits"])
+            w = y["masked_lm_weights"]
+            mlm_loss = tf.reduce_sum(mlm * w) / (tf.reduce_sum(w) + 1e-5)
+            sop_loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                y["sentence_order_label"], logits["sop_logits"]))
+            loss = mlm_loss + sop_loss
+        variables = model.trainable_variables
+        grads = tape.gradient(loss, variables)
+        optimizer.apply(grads, variables)
+        return loss
+
+    return train_step
+
+
 def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
                    dtypes: tuple[str, ...] = ("float32",)) -> list[Candidate]:
     """Encoder forward (graph, XLA) and pretraining train step (graph, XLA) per dtype; for
@@ -225,27 +252,7 @@ def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
     for dtype in dtypes:
         tag = "" if dtype == "float32" else " bf16"
         for jit in (False, True):
-            model = _under_policy(POLICIES[dtype], lambda: AlbertPretrainer(config))
-            randomize_weights(model)
-            optimizer = keras.optimizers.AdamW(learning_rate=1e-5, weight_decay=0.01)
-            optimizer.build(model.trainable_variables)
-
-            @tf.function(jit_compile=jit)
-            def train_step(x, y, model=model, optimizer=optimizer):
-                with tf.GradientTape() as tape:
-                    logits = model(x, training=True)
-                    mlm = tf.nn.sparse_softmax_cross_entropy_with_logits(
-                        y["masked_lm_ids"], logits["mlm_logits"])
-                    w = y["masked_lm_weights"]
-                    mlm_loss = tf.reduce_sum(mlm * w) / (tf.reduce_sum(w) + 1e-5)
-                    sop_loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
-                        y["sentence_order_label"], logits["sop_logits"]))
-                    loss = mlm_loss + sop_loss
-                variables = model.trainable_variables
-                grads = tape.gradient(loss, variables)
-                optimizer.apply(grads, variables)
-                return loss
-
+            train_step = pretraining_step(config, dtype, jit)
             out.append(Candidate(f"ours train{tag} graph{' XLA' if jit else ''}", "train",
                                  lambda f=train_step: f(pre_in, labels).numpy(),
                                  flops["train_step"], batch, dtype))

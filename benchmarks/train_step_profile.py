@@ -1,6 +1,6 @@
 """Where an ALBERT pretraining train step's time goes, per TensorFlow op type (issue 30).
 
-Builds the pretrainer (trained-like random weights) under the --dtype's policy, steps AdamW a
+Steps model_speed.py's pretraining step (trained-like random weights, AdamW) under --dtype a
 few times, then traces `--steps` steps with `tf.profiler` and sums the ops' durations per op
 type from the trace (XLA kernels are `ExecuteAsyncOnStream`). With `--inter_op 1` ops run one
 at a time, so the sums add up to the step; TensorFlow's default runs independent ops side by
@@ -25,33 +25,11 @@ from albert_tf import execution_rules  # before TensorFlow: it sets oneDNN
 
 execution_rules.choose_onednn()
 
-import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from tensorflow.tsl.profiler.protobuf import xplane_pb2  # noqa: E402  (no public reader)
 
-from albert_peers import randomize_weights  # noqa: E402
 from albert_tf.config import AlbertConfig  # noqa: E402
-from albert_tf.models import AlbertPretrainer  # noqa: E402
-from model_speed import POLICIES, _under_policy, make_inputs  # noqa: E402
-
-
-def train_step_fn(model: keras.Model, optimizer: keras.optimizers.Optimizer):
-    """model_speed.py's step: MLM (weighted) + SOP losses, AdamW."""
-    @tf.function
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            logits = model(x, training=True)
-            mlm = tf.nn.sparse_softmax_cross_entropy_with_logits(
-                y["masked_lm_ids"], logits["mlm_logits"])
-            weights = y["masked_lm_weights"]
-            loss = tf.reduce_sum(mlm * weights) / (tf.reduce_sum(weights) + 1e-5)
-            loss += tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
-                y["sentence_order_label"], logits["sop_logits"]))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply(grads, model.trainable_variables)
-        return loss
-
-    return step
+from model_speed import POLICIES, make_inputs, pretraining_step  # noqa: E402
 
 
 # Executor and XLA-launch events that wrap ops (not ops): left out of the sums.
@@ -99,11 +77,7 @@ def main(argv=None) -> None:
         "input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")}
     y = {k: tf.constant(inputs[k]) for k in (
         "masked_lm_ids", "masked_lm_weights", "sentence_order_label")}
-    model = _under_policy(POLICIES[args.dtype], lambda: AlbertPretrainer(config))
-    randomize_weights(model)
-    optimizer = keras.optimizers.AdamW(learning_rate=1e-5, weight_decay=0.01)
-    optimizer.build(model.trainable_variables)
-    step = train_step_fn(model, optimizer)
+    step = pretraining_step(config, args.dtype)
     for _ in range(3):
         step(x, y).numpy()
     walls = []
