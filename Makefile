@@ -3,8 +3,9 @@
 # Each creates .venv when missing and (re)installs when its requirements change: `make demo`
 # installs the runtime set only (requirements.txt + the package), `make paper` adds
 # scikit-learn (requirements-paper.txt), `make test` adds the test set (requirements-dev.txt:
-# torch, transformers, keras-hub, ... as independent references). One stamp per set, so
-# `make test` after `make demo` only adds what is missing.
+# torch, transformers, keras-hub, ... as independent references; requirements-nodeps.txt:
+# TF Model Garden, installed without its dependencies, which would replace TensorFlow).
+# One stamp per set, so `make test` after `make demo` only adds what is missing.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -14,7 +15,7 @@ PAPER_STAMP := $(VENV)/.installed-paper
 DEMO_DIR ?= demo_output
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: demo test paper install install-dev clean
+.PHONY: demo test test-all paper install install-dev clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,20 +30,40 @@ $(PAPER_STAMP): $(RUNTIME_STAMP) requirements-paper.txt
 	$(PY) -m pip install --quiet -r requirements-paper.txt
 	touch $(PAPER_STAMP)
 
-$(DEV_STAMP): $(RUNTIME_STAMP) requirements-paper.txt requirements-dev.txt
+$(DEV_STAMP): $(RUNTIME_STAMP) requirements-paper.txt requirements-dev.txt requirements-nodeps.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-nodeps.txt
 	touch $(DEV_STAMP)
 
 install: $(RUNTIME_STAMP)
 install-dev: $(DEV_STAMP)
 
-# ruff first (pyproject.toml [tool.ruff]; the whole tree, under a second), then the test files
-# in $(TEST_WORKERS) processes (pytest-xdist; a file's tests stay together so its module
-# fixtures are built once); the slowest tests are listed at the end.
+# Two tiers. `make test`: ruff (the whole tree, under a second), then the fast tier: every
+# test not marked `slow` (pyproject.toml [tool.pytest.ini_options] markers), ≈8 min on 2 cores.
+# `make test-all` (what CI's .ci/run calls): ruff, every test, then the oneDNN pass below.
+# Both run the test files in $(TEST_WORKERS) processes (pytest-xdist; a file's tests stay
+# together so its module fixtures are built once) and list the slowest tests at the end.
 TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 test: $(DEV_STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
+	$(PYTEST) --durations=15 -m "not slow" tests
+
+# TensorFlow turns oneDNN's custom ops on by default on Intel CPUs (most cloud machines): they
+# print a notice at start-up and change the order of float sums. TF_ENABLE_ONEDNN_OPTS=1 turns
+# them on on any x86 CPU, so the tests that read stderr (the logs, one-line errors for bad
+# input) and those that compare numbers with an independent reference run again with it.
+ONEDNN_TESTS := tests/test_quiet_startup.py tests/test_script_flags.py \
+  tests/training/test_run_pretraining.py tests/training/test_sidecar_pretraining.py \
+  tests/finetuning/test_preflight.py tests/data/test_record_checks.py \
+  tests/layers/test_layers.py tests/layers/test_transformer.py tests/models/test_hf_parity.py \
+  tests/checkpoints/test_hf_parity.py tests/training/test_optimizers.py \
+  tests/training/test_clipping.py tests/export/test_serving.py
+test-all: $(DEV_STAMP)
+	$(PY) -m ruff check .
+	$(PYTEST) --durations=25 tests
+	for f in $(ONEDNN_TESTS); do test -f $$f || { echo "make test-all: $$f is gone; update ONEDNN_TESTS" >&2; exit 1; }; done
+	TF_ENABLE_ONEDNN_OPTS=1 $(PYTEST) $(ONEDNN_TESTS)
 
 # The main job on the built-in corpus, one real command per step (see README "make demo").
 D := $(DEMO_DIR)

@@ -24,9 +24,20 @@ TensorFlow's logger writes naming its staging directory names the target instead
 written at `<staging>/x` is published as `<target>/x`), so a user never reads a hidden
 `.name.<hex>.tmp` path (`StagedPaths`).
 
-Remote paths (`scheme://…`, e.g. gs://) go through `tf.io.gfile` — TensorFlow is imported
-only then, so this module stays the bottom floor every other one may import. Same protocol;
-object stores have no modes and rename by copying, so there only "complete or absent" holds.
+Remote paths (`scheme://…`: gs://, s3://, hdfs://, ram://; `albert_tf.paths.is_remote`) go
+through `tf.io.gfile` — TensorFlow is imported only then, so this module stays the bottom floor
+every other one may import. What "atomic" means there: an object store has no directories (a
+directory is a prefix of object names), no modes, and its rename is a copy then a delete. So
+- a file (`atomic_file`) is written under a temporary name beside the target and renamed:
+  each object is complete or absent, a reader never sees half of one; a failure leaves the
+  target as it was;
+- a directory (`atomic_directory`) is filled in a *local* temporary directory (so every
+  writer works, also the libraries that write only local files: TFLite, ONNX, OpenVINO,
+  safetensors), uploaded on commit under a temporary prefix beside the target, then each
+  object renamed to its final name ("replace" then deletes the old objects the new output
+  lacks). A failure before the renames leaves the target as it was; during them a reader
+  may see a mix of old and new objects, never a half-written one, and never an empty target;
+- permissions are not set (object stores have none; the bucket's policy applies).
 
 Example:
     >>> with atomic_file("out/eval_results.txt") as f:
@@ -45,8 +56,11 @@ import os
 import posixpath
 import secrets
 import shutil
+import tempfile
 import threading
 from typing import IO, Any
+
+from albert_tf.paths import is_remote  # the one rule of what is remote (re-exported)
 
 __all__ = ["DISK_FULL_ERRNOS", "EXISTING_POLICIES", "AtomicDirectory", "AtomicFile",
            "DiskFullError", "StagedPaths", "atomic_directory", "atomic_file", "is_disk_full",
@@ -97,11 +111,6 @@ def _as_disk_full(error: BaseException, path: str, what: str) -> BaseException:
     if isinstance(error, DiskFullError) or not is_disk_full(error):
         return error
     return DiskFullError(path, what, error)
-
-
-def is_remote(path: str | os.PathLike) -> bool:
-    """Whether `path` names a tf.io.gfile file system (gs://, s3://, hdfs://, ram://, …)."""
-    return "://" in os.fspath(path)
 
 
 def _gfile() -> Any:
@@ -421,16 +430,14 @@ class AtomicDirectory(_PublishedOnSuccess):
         self._remote = is_remote(path)
         self._done = False
         self._created_target = False
+        self._upload: str | None = None
         if self._remote:
             self.target = os.fspath(path).rstrip("/")
-            gfile = _gfile()
-            if existing == REFUSE and gfile.exists(self.target):
+            if existing == REFUSE and _gfile().exists(self.target):
                 raise _exists_error(self.target)
-            if existing == MERGE:
-                self._created_target = not gfile.exists(self.target)
-            parent = self.target if existing == MERGE else posixpath.dirname(self.target)
-            self.path = _temporary_name(parent, posixpath.basename(self.target), posixpath.join)
-            gfile.makedirs(self.path)
+            # Filled locally (any writer can write there), uploaded by commit().
+            name = posixpath.basename(self.target)[:_NAME_LIMIT]
+            self.path = tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp")
             _STAGED_PATHS.add(self.path, self.target)
             return
         self.target = os.path.abspath(os.fspath(path))
@@ -468,7 +475,7 @@ class AtomicDirectory(_PublishedOnSuccess):
     def failure(self, error: BaseException) -> BaseException:
         """A DiskFullError naming the target if `error` is a full disk, else `error` (one
         raised by a writer inside the staging directory is renamed to the target too)."""
-        if isinstance(error, DiskFullError) and not self._remote and (
+        if isinstance(error, DiskFullError) and (
                 error.path == self.path or error.path.startswith(self.path + os.sep)):
             return DiskFullError(self.target, self.what, error.__cause__ or error)
         return _as_disk_full(error, self.target, self.what)
@@ -490,20 +497,38 @@ class AtomicDirectory(_PublishedOnSuccess):
         _fsync_directory(os.path.dirname(self.target))
 
     def _publish_remote(self) -> None:
-        """File by file: object stores have no directory rename."""
+        """Uploads the local staging tree under a temporary prefix beside the target, then
+        renames (on object stores: copies) each object into place; "replace" then deletes
+        the old objects the new output lacks. Object stores have no directory rename."""
         gfile = _gfile()
         if self.existing == REFUSE and gfile.exists(self.target):
             raise _exists_error(self.target)
-        if self.existing == REPLACE and gfile.exists(self.target):
-            gfile.rmtree(self.target)
-        for directory, _, files in gfile.walk(self.path):
-            relative = directory[len(self.path):].lstrip("/")
-            destination = posixpath.join(self.target, relative) if relative else self.target
-            gfile.makedirs(destination)
-            for name in files:
-                gfile.rename(posixpath.join(directory, name), posixpath.join(destination, name),
-                             overwrite=True)
-        gfile.rmtree(self.path)
+        parent = self.target if self.existing == MERGE else posixpath.dirname(self.target)
+        self._upload = _temporary_name(parent, posixpath.basename(self.target), posixpath.join)
+        files = []
+        for directory, _, names in os.walk(self.path):
+            relative = os.path.relpath(directory, self.path)
+            for name in sorted(names):
+                files.append(name if relative == "." else posixpath.join(
+                    relative.replace(os.sep, "/"), name))
+        for relative in files:  # a failure here leaves the target as it was
+            destination = posixpath.join(self._upload, relative)
+            gfile.makedirs(posixpath.dirname(destination))
+            gfile.copy(os.path.join(self.path, relative), destination, overwrite=True)
+        old = set()
+        if self.existing == REPLACE and gfile.isdir(self.target):
+            for directory, _, names in gfile.walk(self.target):
+                relative = directory[len(self.target):].strip("/")
+                old.update(posixpath.join(relative, n) if relative else n for n in names)
+        for relative in files:
+            destination = posixpath.join(self.target, relative)
+            gfile.makedirs(posixpath.dirname(destination))
+            gfile.rename(posixpath.join(self._upload, relative), destination, overwrite=True)
+        for relative in sorted(old - set(files)):
+            if gfile.exists(posixpath.join(self.target, relative)):  # ram:// lists loosely
+                gfile.remove(posixpath.join(self.target, relative))
+        gfile.rmtree(self._upload)
+        shutil.rmtree(self.path, ignore_errors=True)
 
     def discard(self) -> None:
         """Deletes the staging directory (and a merge target this object created, if still
@@ -514,11 +539,9 @@ class AtomicDirectory(_PublishedOnSuccess):
         _STAGED_PATHS.remove(self.path)
         try:
             if self._remote:
-                gfile = _gfile()
-                if gfile.exists(self.path):
-                    gfile.rmtree(self.path)
-                if self._created_target and not gfile.listdir(self.target):
-                    gfile.rmtree(self.target)
+                shutil.rmtree(self.path, ignore_errors=True)
+                if self._upload is not None and _gfile().exists(self._upload):
+                    _gfile().rmtree(self._upload)
                 return
             shutil.rmtree(self.path, ignore_errors=True)
             if self._created_target:

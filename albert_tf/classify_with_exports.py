@@ -24,6 +24,8 @@ from albert_tf import cli
 from albert_tf.checkpoints import resolve_checkpoint_path
 from albert_tf.checkpoints.ours import entry_name
 
+from albert_tf import paths
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("preprocess_export", None, "Preprocessing SavedModel (export_tfhub).")
 flags.DEFINE_string("encoder_export", None, "Encoder SavedModel (export_tfhub).")
@@ -36,7 +38,7 @@ flags.mark_flags_as_required(["preprocess_export", "encoder_export", "classifier
 
 def read_head(checkpoint: str) -> tuple[np.ndarray, np.ndarray]:
     """`classifier_head` weights [C, H] and bias [C] from one of our training checkpoints."""
-    reader = tf.train.load_checkpoint(resolve_checkpoint_path(checkpoint))
+    reader = tf.compat.v1.train.NewCheckpointReader(resolve_checkpoint_path(checkpoint))
 
     def tensor(name: str) -> np.ndarray:
         return reader.get_tensor(entry_name(f"classifier_head/{name}"))
@@ -55,7 +57,7 @@ def classify(preprocess, encoder, weights, bias, first: list[str], second: list[
 
 def run() -> None:
     """The flags → the two exports and the head, each pair printed with its prediction."""
-    with open(FLAGS.pairs_file, encoding="utf-8") as f:
+    with paths.open_file(FLAGS.pairs_file) as f:
         rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:FLAGS.num_examples + 1]
     labels, first, second = [r[0] for r in rows], [r[3] for r in rows], [r[4] for r in rows]
     preprocess = tf.saved_model.load(FLAGS.preprocess_export)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import sys
 from typing import Any, Callable, Iterator, Sequence
 
@@ -113,6 +114,10 @@ def run_script(name: str, argv: Sequence[str], run: Callable[[], Any],
     from albert_tf.training.errors import (CheckpointWaitTimeout, NonFiniteLossError,
                                            OutputWriteError, TrainingPreempted, WorkerLostError)
 
+    unknown = unknown_file_systems()
+    if unknown:
+        print(f"{name}: error: {unknown}", file=sys.stderr)
+        sys.exit(1)
     try:
         with disk_full_exits(name):
             run()
@@ -130,6 +135,27 @@ def run_script(name: str, argv: Sequence[str], run: Callable[[], Any],
         print(f"{name}: error: {e.filename or 'an output file'}: {e.strerror} while writing "
               "(a full disk or a file-size limit)", file=sys.stderr)
         sys.exit(1)
+
+
+def unknown_file_systems(flag_values: flags.FlagValues = flags.FLAGS) -> str | None:
+    """The first path flag naming a `scheme://` TensorFlow has no file system for (`foo://`,
+    a typo of gs://), as "--flag=value: …"; None when all are local or known. Checked before a
+    tool runs, so nothing is written; TensorFlow is imported only when a flag is remote."""
+    from albert_tf import paths
+
+    for name in sorted(flag_values):
+        value = flag_values[name].value
+        for item in value if isinstance(value, list) else [value]:
+            if not isinstance(item, str) or not paths.is_remote(item) \
+                    or item.startswith(("http://", "https://")):
+                continue
+            for part in item.split(","):  # comma-separated lists of files
+                part = part.strip()
+                url = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", part)
+                problem = paths.unknown_scheme(part) if url else None
+                if problem:
+                    return f"--{name}={item}: {problem}"
+    return None
 
 
 def options_from_flags(options_class: type, flag_values: flags.FlagValues = flags.FLAGS) -> Any:

@@ -78,11 +78,12 @@ class ConfigError(ValueError):
 
 def read_json_file(path: str) -> Any:
     """The JSON content of a config file; ConfigError naming the file (and line) otherwise."""
+    from albert_tf import paths
+
+    if not paths.isfile(path):
+        raise ConfigError(f"{path}: config file not found")
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
+        return json.loads(paths.read_text(path))
     except json.JSONDecodeError as e:
         raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
 

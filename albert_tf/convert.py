@@ -6,8 +6,10 @@ r"""Converts an ALBERT checkpoint between formats and prints what was read.
 
 Formats: `original` (the original release's TF1 names, as the released tarballs), `hf`
 (a Hugging Face directory: config.json + model.safetensors, loadable with
-`transformers.<AlbertFor…>.from_pretrained`), `keras` (our TF2 checkpoint, what every
-`--init_checkpoint` reads). The input may be any of them; its heads (pretraining, masked LM,
+`transformers.<AlbertFor…>.from_pretrained`), `ours` (our TF2 checkpoint, what every
+`--init_checkpoint` reads; `keras` is its deprecated name), `keras_hub` (a keras-hub preset:
+`keras_hub.models.AlbertBackbone.from_preset`, and `AlbertTextClassifier.from_preset` for a
+classifier). The input may be any of them, or a TF1 Hub module; its heads (pretraining, masked LM,
 classifier, multiple choice, SQuAD) are detected from its names and kept. The SentencePiece
 model (`--spm_model_file`, else `30k-clean.model` or `spiece.model` beside the input) goes
 along to every format; for `hf` with the tokenizer.json and tokenizer_config.json that make
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
 
+import sys
+
 from absl import flags
 
 from albert_tf import cli
@@ -27,10 +31,13 @@ from albert_tf.flag_errors import checkpoint_error
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "Checkpoint to read: original TF1 prefix or directory, one "
-                    "of ours, a Hugging Face model directory or a TF1 Hub module directory.")
+                    "of ours, a Hugging Face model directory, a TF1 Hub module directory, a "
+                    "keras-hub preset directory, or a TF Model Garden TF2 Hub encoder or "
+                    "object checkpoint.")
 flags.DEFINE_string("output", None, "Directory to write.")
-flags.DEFINE_enum("to", None, ["original", "hf", "ours", "keras"],
-                 "Output format (\"keras\": the older name of \"ours\").")
+flags.DEFINE_enum("to", None, ["original", "hf", "ours", "keras_hub", "keras"],
+                 "Output format: original, hf, ours (albert-tf's), keras_hub (a keras-hub preset); "
+                 "\"keras\" is a deprecated name of \"ours\".")
 flags.DEFINE_string("albert_config_file", None,
                     "Config of an original/ours input (default: albert_config.json beside it); "
                     "an HF config.json works too.")
@@ -56,6 +63,9 @@ def run() -> None:
     from albert_tf.glue.examples import get_task
 
     labels = get_task(FLAGS.task_name).labels if FLAGS.task_name else None
+    if FLAGS.to == "keras":  # read as keras-hub's format by anyone who has used it
+        print("--to=keras is deprecated: it writes our format, now --to=ours (keras-hub's "
+              "format is --to=keras_hub)", file=sys.stderr)
     try:
         result = convert_checkpoint(FLAGS.input, FLAGS.output, FLAGS.to,
                                     FLAGS.albert_config_file, FLAGS.head, FLAGS.spm_model_file,

@@ -7,7 +7,8 @@ Reads `albert_config.json` and the checkpoint `--checkpoint_name` of `--albert_d
 (the released tarballs' layout), restores the encoder with the MLM and SOP heads by their
 TF1 names (optimizer slots are skipped), and writes them with a fresh `global_step` of 0
 to the prefix `--export_path`, as the original does. `--albert_directory` may also be one of
-the original's TF1 Hub modules, unpacked (its config asset and variables are read).
+the original's TF1 Hub modules, unpacked (its config asset and variables are read), or a TF
+Model Garden TF2 Hub encoder (its encoder and masked-LM head, faithfulness §11.4).
 `--do_lower_case` is accepted, unused there and here. A mismatch is one line on stderr and
 exit status 1; nothing is written. For other formats and heads use `python -m albert_tf.convert`.
 """
@@ -23,7 +24,7 @@ from albert_tf import cli
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_directory", None,
                     "Directory with albert_config.json and the checkpoint (a released tarball), "
-                    "or a TF1 Hub module directory.")
+                    "or a TF1 Hub module or Model Garden TF2 Hub encoder directory.")
 flags.DEFINE_string("checkpoint_name", "model.ckpt-best",
                     "Checkpoint prefix in --albert_directory.")
 flags.DEFINE_bool("do_lower_case", True, "Accepted for the original's command lines; unused.")

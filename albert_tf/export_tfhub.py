@@ -30,6 +30,11 @@ Beside the TF-Hub SavedModel, every encoder export holds the frozen serving grap
 dynamic int8 `onnx/albert_encoder_int8.onnx` (`--onnx_quantization=none` for float32 only;
 needs pip install 'albert-tf[onnx]'). `albert_tf.export.load_serving(export_path)` runs any of
 them (`backend="onnxruntime"`; `precision="int8"` for the int8 file).
+
+`--int8_calibration_file=FILE` (text lines or a TFRecord of input_ids/input_mask/segment_ids)
+adds the static int8 OpenVINO IR `openvino/albert_encoder_int8.xml`, quantized by NNCF on
+those sequences and kept only when it passes the accuracy gate (albert_tf/export/
+int8_calibration.py); `load_serving(export_path, precision="int8")` picks it.
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ from albert_tf.export.onnx_artifacts import ONNX_QUANTIZATIONS
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_config_file", None, "The model's albert_config.json.")
 flags.DEFINE_string("checkpoint", None, "Original TF1 checkpoint or one of ours (prefix or "
-                    "directory), a Hugging Face model directory or a TF1 Hub module directory.")
+                    "directory), a Hugging Face model directory, a TF1 Hub module directory or a TF Model "
+                    "Garden TF2 Hub encoder or object checkpoint.")
 flags.DEFINE_string("spm_model_file", None, "SentencePiece model; copied into the exports' assets.")
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (encoder export only).")
 flags.DEFINE_boolean("do_lower_case", True, "Whether inputs are lower-cased (recorded in the exports).")
@@ -99,15 +105,27 @@ def run() -> None:
         with_mlm = True  # the original's module has the mlm signature
     if FLAGS.export_path:
         if not config_file and not (checkpoints.is_hf_checkpoint(checkpoint)
-                                    or checkpoints.is_tf1_hub_module(checkpoint)):
+                                    or checkpoints.is_tf1_hub_module(checkpoint)
+                                    or checkpoints.is_model_garden_export(checkpoint)
+                                    or checkpoints.is_keras_hub_preset(checkpoint)):
             raise app.UsageError("--export_path needs --albert_config_file (or "
                                  "--albert_directory, or a Hugging Face directory or TF1 Hub "
                                  "module as --checkpoint)")
         quantization = FLAGS.tflite_quantization if FLAGS["tflite_quantization"].present else None
-        export_encoder(task_config(config_file, None, checkpoint), checkpoint, FLAGS.export_path,
+        config = task_config(config_file, None, checkpoint)
+        calibration = None
+        if FLAGS.int8_calibration_file:  # read and checked before anything is written
+            from albert_tf.export.calibration_data import DEFAULT_MAX_SAMPLES, read_calibration
+
+            calibration = read_calibration(
+                FLAGS.int8_calibration_file, config.vocab_size, config.type_vocab_size,
+                spm_model_file, FLAGS.do_lower_case,
+                min(FLAGS.tflite_seq_length, config.max_position_embeddings),
+                FLAGS.int8_calibration_steps or DEFAULT_MAX_SAMPLES)
+        export_encoder(config, checkpoint, FLAGS.export_path,
                        spm_model_file, FLAGS.do_lower_case, with_mlm, FLAGS.dtype, quantization,
                        FLAGS.tflite_seq_length, FLAGS.openvino_ir,
-                       FLAGS.onnx_quantization if FLAGS.onnx else None)
+                       FLAGS.onnx_quantization if FLAGS.onnx else None, calibration)
     if FLAGS.preprocess_export_path:
         export_preprocessing(spm_model_file, FLAGS.preprocess_export_path,
                              FLAGS.do_lower_case, FLAGS.seq_length)
@@ -115,11 +133,12 @@ def run() -> None:
 
 def _errors() -> tuple[type[BaseException], ...]:
     """An export that failed its check ends like bad input: one line, exit 1, nothing written."""
+    from albert_tf.export.int8_calibration import Int8ExportError
     from albert_tf.export.onnx_artifacts import OnnxExportError
     from albert_tf.export.serving_artifacts import ServingExportError
     from albert_tf.export.tfhub import ExportError
 
-    return ExportError, ServingExportError, OnnxExportError, FileExistsError
+    return ExportError, ServingExportError, OnnxExportError, Int8ExportError, FileExistsError
 
 
 def main(argv: Sequence[str]) -> None:

@@ -17,6 +17,7 @@ the project uses is read here from /proc/cpuinfo text, so tests mock a CPU by pa
 from __future__ import annotations
 
 import functools
+import os
 import platform
 
 from absl import logging
@@ -65,10 +66,21 @@ def cpu_flags(cpuinfo: str | None = None) -> frozenset[str]:
     return frozenset(_cpu_flags(text or ""))
 
 
+def bf16_units(flags: frozenset[str] | None = None) -> list[str]:
+    """The CPU's bf16 unit flags (x86 AVX512-BF16/AMX-BF16, Arm BF16); empty: none. The one
+    bf16 question of the package (`has_bf16_units` is its yes/no)."""
+    flags = cpu_flags() if flags is None else flags
+    return [flag for flag in BF16_CPU_FLAGS if flag in flags]
+
+
 def has_bf16_units(flags: frozenset[str] | None = None) -> bool:
     """Whether the CPU multiplies bf16 natively (x86 AVX512-BF16/AMX-BF16, Arm BF16)."""
-    flags = cpu_flags() if flags is None else flags
-    return any(flag in flags for flag in BF16_CPU_FLAGS)
+    return bool(bf16_units(flags))
+
+
+def cpu_known() -> bool:
+    """Whether this machine's CPU flags can be read (/proc/cpuinfo: Linux)."""
+    return _this_cpuinfo() is not None
 
 
 def has_int8_dot(flags: frozenset[str] | None = None) -> bool:
@@ -96,40 +108,41 @@ def cpu_profile(flags: frozenset[str] | None = None, machine: str | None = None)
 
 
 def describe_cpu(flags: frozenset[str] | None = None) -> str:
-    """One line for logs and benchmarks: the profile and the reduced-precision units."""
+    """One line for logs and benchmarks: the profile, the reduced-precision units, and what
+    bfloat16 does here (this machine's CPU when `flags` is None)."""
+    if flags is None and not cpu_known():
+        return f"CPU of {platform.machine()}: unknown (no /proc/cpuinfo), bf16 units unknown"
     flags = cpu_flags() if flags is None else flags
     units = [flag for flag in BF16_CPU_FLAGS + INT8_DOT_CPU_FLAGS if flag in flags]
+    bf16 = ("bfloat16 matmuls run natively" if has_bf16_units(flags) else
+            "no bf16 units (no avx512_bf16/amx_bf16/bf16 flag): bfloat16 matmuls are "
+            "emulated in float32 and run slower than float32")
     return (f"CPU profile {cpu_profile(flags)} ({platform.machine()}): "
-            f"{', '.join(units) if units else 'no bf16 or int8 dot-product units'}")
+            f"{', '.join(units) if units else 'no bf16 or int8 dot-product units'}; {bf16}")
 
 
+# Earlier names, kept working: each is the one API above.
 def bf16_units_in(cpuinfo: str) -> list[str]:
-    """The bf16 flags present in /proc/cpuinfo text (empty: no bf16 units)."""
-    flags = _cpu_flags(cpuinfo)
-    return [flag for flag in BF16_CPU_FLAGS if flag in flags]
+    """`bf16_units` of /proc/cpuinfo text."""
+    return bf16_units(cpu_flags(cpuinfo))
 
 
-@functools.lru_cache(maxsize=1)
 def cpu_bf16_units() -> list[str] | None:
-    """This CPU's bf16 feature flags ([] when it has none), or None when unknown (no
-    /proc/cpuinfo: not Linux)."""
-    text = _this_cpuinfo()
-    return None if text is None else bf16_units_in(text)
+    """`bf16_units()` of this CPU, or None when unknown (no /proc/cpuinfo: not Linux)."""
+    return bf16_units() if cpu_known() else None
 
 
-def describe_bf16_support() -> str:
-    """One line for logs and benchmarks: does this CPU have bf16 units?"""
-    units = cpu_bf16_units()
-    if units is None:
-        return f"bf16 units of this CPU ({platform.machine()}): unknown (no /proc/cpuinfo)"
-    if units:
-        return f"this CPU has bf16 units ({', '.join(units)}): bfloat16 matmuls run natively"
-    return ("this CPU has no bf16 units (no avx512_bf16/amx_bf16/bf16 flag): bfloat16 "
-            "matmuls are emulated in float32 and run slower than float32")
+describe_bf16_support = describe_cpu
 
 
 def warn_if_slow_dtype(dtype: str, on_cpu: bool = True) -> None:
     """Logs a warning when `dtype` is bfloat16 and runs on a CPU known to lack bf16 units."""
-    if dtype == "bfloat16" and on_cpu and cpu_bf16_units() == []:
+    if dtype == "bfloat16" and on_cpu and cpu_known() and not has_bf16_units():
         logging.warning("--dtype=bfloat16: %s; float32 is faster here (and the default)",
-                        describe_bf16_support())
+                        describe_cpu())
+
+
+def has_nvidia_driver() -> bool:
+    """Whether an NVIDIA driver is loaded (its /proc entry exists): TensorFlow then looks for
+    CUDA, else its CUDA notices are noise (`quiet_startup`)."""
+    return os.path.exists("/proc/driver/nvidia/version")

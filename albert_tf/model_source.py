@@ -17,10 +17,15 @@ original's `from_hub_module`; the text's lower-casing stays `--do_lower_case`'s,
 original's processors; Q21 as above) and the initial weights: a fresh `AlbertEncoder` is
 warm-started from the module's variables (`initial_checkpoint`), strictly, as from a tarball
 checkpoint; a module given as `--init_checkpoint` supplies config and tokenizer the same way.
-A hub URL is one line: nothing downloads at run time. A Hugging Face `--init_checkpoint`
-directory likewise supplies the config (its `config.json`; a `--albert_config_file` given too
-must agree with it field by field, `hf_config.config_disagreement`) and the tokenizer (its
-`spiece.model`, unless a flag names one). The directory is read once per run (`hf_source.open_hf_directory`):
+A TF Model Garden TF2 Hub encoder (`albert_en_*/3`, faithfulness §11.4), as handle or
+`--init_checkpoint`, is taken the same way: its config inferred from its weights and signature
+(a `--albert_config_file` given must agree), its `sp_model_file` asset, a fresh encoder
+warm-started from its variables. A hub URL is one line: nothing downloads at run time. A
+Hugging Face `--init_checkpoint` directory likewise supplies the config (its `config.json`;
+a `--albert_config_file` given too must agree with it field by field,
+`hf_config.config_disagreement`) and the tokenizer (its `spiece.model`, unless a flag names
+one); a keras-hub preset as `--init_checkpoint` the same
+(its `config.json`, its `assets/tokenizer/vocabulary.spm`). The directory is read once per run (`hf_source.open_hf_directory`):
 the config, the pre-flight check and the warm start share one parse of config.json and one
 read of the safetensors header.
 
@@ -39,10 +44,14 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf import paths
 from albert_tf.checkpoints.hf_config import config_disagreement
 from albert_tf.checkpoints.hf_files import spm_model_of
 from albert_tf.checkpoints.hf_source import open_hf_directory
+from albert_tf.checkpoints.keras_hub_files import SPM_ASSET, is_keras_hub_preset, preset_directory
 from albert_tf.checkpoints.kinds import is_hf_checkpoint
+from albert_tf.checkpoints.model_garden import model_garden_config, read_model_garden
+from albert_tf.checkpoints.model_garden_files import is_model_garden_export
 from albert_tf.checkpoints.tf1_hub import module_config, read_tf1_hub_module
 from albert_tf.checkpoints.tf1_hub_files import (MODULE_MARKER, is_hub_url, is_tf1_hub_module,
                                                  url_refusal)
@@ -50,6 +59,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.export.encoder_export import CONFIG_ASSET
 from albert_tf.export.loading import HubEncoder, export_spm_model, load_export_config
 from albert_tf.flag_errors import checkpoint_error
+from albert_tf.models.encoder import AlbertEncoder
 from albert_tf.tokenization import FullTokenizer
 
 ModelBuilder = Callable[[AlbertConfig, "keras.layers.Layer | None"], keras.Model]
@@ -59,14 +69,21 @@ class ModelSourceError(ValueError):
     """Neither a config nor an export, or an export without what is needed (one line)."""
 
 
+# Handles whose weights warm-start a fresh AlbertEncoder (not trained in place).
+WARM_STARTED = ("tf1_hub", "model_garden")
+
+
 def hub_handle_kind(handle: str) -> str:
-    """"tf1_hub" for one of the original's TF1 Hub modules, "export" for an encoder export of
-    ours; anything else (a URL, a missing path, another SavedModel) is one ModelSourceError."""
+    """"tf1_hub" for one of the original's TF1 Hub modules, "model_garden" for a TF Model Garden
+    TF2 Hub encoder, "export" for an encoder export of ours; anything else (a URL, a missing
+    path, another SavedModel) is one ModelSourceError."""
     flag = f"--albert_hub_module_handle={handle}"
     if is_hub_url(handle):
         raise ModelSourceError(f"--albert_hub_module_handle={url_refusal(handle)}")
     if is_tf1_hub_module(handle):
         return "tf1_hub"
+    if is_model_garden_export(handle):  # a TF2 Hub encoder by TF Model Garden (albert_en_*)
+        return "model_garden"
     if not tf.io.gfile.isdir(handle):
         raise ModelSourceError(f"{flag}: no such directory")
     if not tf.io.gfile.exists(os.path.join(handle, "saved_model.pb")):
@@ -83,7 +100,7 @@ def initial_checkpoint(init_checkpoint: str | None, hub_handle: str | None) -> s
     variables); None for an encoder export (its variables are the encoder's already)."""
     if init_checkpoint:
         return init_checkpoint
-    return hub_handle if hub_handle and hub_handle_kind(hub_handle) == "tf1_hub" else None
+    return hub_handle if hub_handle and hub_handle_kind(hub_handle) in WARM_STARTED else None
 
 
 def _tf1_module_config(albert_config_file: str | None, path: str, flag: str) -> AlbertConfig:
@@ -104,6 +121,8 @@ def task_config(albert_config_file: str | None, hub_handle: str | None,
     asset of a TF1 Hub module given as `init_checkpoint`, else the file."""
     if hub_handle and hub_handle_kind(hub_handle) == "tf1_hub":
         return _tf1_module_config(albert_config_file, hub_handle, "albert_hub_module_handle")
+    if hub_handle and hub_handle_kind(hub_handle) == "model_garden":
+        return _model_garden_config(albert_config_file, hub_handle, "albert_hub_module_handle")
     if hub_handle:
         config = load_export_config(hub_handle)
         if albert_config_file:
@@ -112,8 +131,12 @@ def task_config(albert_config_file: str | None, hub_handle: str | None,
         return config
     if is_hf_checkpoint(init_checkpoint):
         return _hf_directory_config(albert_config_file, init_checkpoint)
+    if is_keras_hub_preset(init_checkpoint):
+        return _keras_hub_preset_config(albert_config_file, init_checkpoint)
     if is_tf1_hub_module(init_checkpoint):
         return _tf1_module_config(albert_config_file, init_checkpoint, "init_checkpoint")
+    if is_model_garden_export(init_checkpoint):
+        return _model_garden_config(albert_config_file, init_checkpoint, "init_checkpoint")
     if not albert_config_file:
         raise ModelSourceError("albert_config_file is required unless albert_hub_module_handle "
                                "or a Hugging Face init_checkpoint directory is set")
@@ -143,11 +166,39 @@ def _hf_directory_config(albert_config_file: str | None, directory: str) -> Albe
     return config
 
 
+def _keras_hub_preset_config(albert_config_file: str | None, directory: str) -> AlbertConfig:
+    """config.json of a keras-hub preset (its weights file opened too, so an unreadable or
+    foreign preset fails here); a config file given too must describe the same model."""
+    from albert_tf.checkpoints.keras_hub import read_keras_hub_preset
+
+    try:
+        preset = read_keras_hub_preset(directory)
+    except ValueError as e:  # CheckpointFileError: one line naming the file
+        raise ModelSourceError(f"--init_checkpoint={directory}: {e}") from None
+    if albert_config_file:
+        differing = config_disagreement(AlbertConfig.from_json_file(albert_config_file),
+                                        preset.config)
+        if differing:
+            raise ModelSourceError(
+                f"--albert_config_file={albert_config_file} and the config.json of "
+                f"--init_checkpoint={directory} disagree ({'; '.join(differing)}); omit "
+                "--albert_config_file to use the preset's")
+    logging.info("Model config from the keras-hub preset %s", preset.files.config_file)
+    return preset.config
+
+
 def task_tokenizer(vocab_file: str | None, spm_model_file: str | None, do_lower_case: bool,
                    hub_handle: str | None = None,
                    init_checkpoint: str | None = None) -> FullTokenizer:
     """FullTokenizer from the flags; else the export's SentencePiece asset (a TF1 Hub module's
     `tokenization_info`), or the `spiece.model` of an HF `init_checkpoint` directory."""
+    garden = (hub_handle if hub_handle and hub_handle_kind(hub_handle) == "model_garden"
+              else init_checkpoint if is_model_garden_export(init_checkpoint) else None)
+    if garden and not vocab_file and not spm_model_file:
+        return _model_garden_tokenizer(garden, do_lower_case, "albert_hub_module_handle"
+                                       if garden == hub_handle else "init_checkpoint")
+    if garden == hub_handle:
+        hub_handle = None  # an explicit vocabulary wins (Q21); the handle has no export asset
     module = (hub_handle if hub_handle and hub_handle_kind(hub_handle) == "tf1_hub"
               else init_checkpoint if is_tf1_hub_module(init_checkpoint) else None)
     if module and not vocab_file and not spm_model_file:
@@ -160,10 +211,42 @@ def task_tokenizer(vocab_file: str | None, spm_model_file: str | None, do_lower_
         spm_model_file = spm_model_of(init_checkpoint)
         if spm_model_file:
             logging.info("SentencePiece model from %s", spm_model_file)
+    if not spm_model_file and not vocab_file and is_keras_hub_preset(init_checkpoint):
+        preset_spm = os.path.join(preset_directory(init_checkpoint), SPM_ASSET)
+        if paths.isfile(preset_spm):  # keras-hub's tokenizer asset
+            spm_model_file = preset_spm
+            logging.info("SentencePiece model from %s", spm_model_file)
     if not spm_model_file and not vocab_file:
         raise ModelSourceError("spm_model_file (SentencePiece) or vocab_file (WordPiece) is "
-                               "required (an HF init_checkpoint directory may hold spiece.model)")
+                               "required (an HF init_checkpoint directory may hold spiece.model, "
+                               "a keras-hub preset assets/tokenizer/vocabulary.spm)")
     return FullTokenizer(vocab_file, do_lower_case, spm_model_file)
+
+
+def _model_garden_config(albert_config_file: str | None, path: str, flag: str) -> AlbertConfig:
+    """The config inferred from a Model Garden export (a config file given must agree)."""
+    try:
+        config = model_garden_config(path, albert_config_file)
+    except ValueError as e:  # ConfigError, CheckpointFileError
+        raise checkpoint_error(flag, path, e, ModelSourceError) from None
+    logging.info("Model config inferred from the Model Garden export %s", path)
+    return config
+
+
+def _model_garden_tokenizer(path: str, do_lower_case: bool, flag: str) -> FullTokenizer:
+    """Its `sp_model_file` asset; its `do_lower_case` variable where it has one (as a TF1
+    module's), else --do_lower_case."""
+    try:
+        source = read_model_garden(path)
+    except ValueError as e:
+        raise checkpoint_error(flag, path, e, ModelSourceError) from None
+    if source.spm_model_file is None:
+        raise ModelSourceError(f"--{flag}={path}: the export has no sp_model_file asset; pass "
+                               "--spm_model_file")
+    lower = do_lower_case if source.do_lower_case is None else source.do_lower_case
+    logging.info("Tokenizing with the Model Garden export's SentencePiece model %s",
+                 source.spm_model_file)
+    return FullTokenizer(None, lower, source.spm_model_file)
 
 
 def _tf1_module_tokenizer(path: str, do_lower_case: bool, flag: str) -> FullTokenizer:
@@ -189,14 +272,16 @@ def _tf1_module_tokenizer(path: str, do_lower_case: bool, flag: str) -> FullToke
 
 
 def task_model_fn(build: ModelBuilder, config: AlbertConfig,
-                  hub_handle: str | None = None) -> Callable[[], keras.Model]:
-    """() → the task model: `build(config, None)` (also for a TF1 Hub module, whose weights
-    the warm start reads), or `build(config, HubEncoder(handle))` for an encoder export."""
-    if not hub_handle or hub_handle_kind(hub_handle) == "tf1_hub":
-        return lambda: build(config, None)
+                  hub_handle: str | None = None) -> Callable[..., keras.Model]:
+    """(dtype=None) → the task model under `dtype` (a Keras `DTypePolicy`; None: the global
+    one), which a task model takes from its encoder: `build(config, AlbertEncoder(config,
+    dtype))` (also for a TF1 Hub module, whose weights the warm start reads), or
+    `build(config, HubEncoder(handle, dtype=dtype))` for an encoder export."""
+    if not hub_handle or hub_handle_kind(hub_handle) in WARM_STARTED:
+        return lambda dtype=None: build(config, AlbertEncoder(config, dtype, name="encoder"))
 
-    def from_export() -> keras.Model:
-        encoder = HubEncoder(hub_handle, name="encoder")
+    def from_export(dtype=None) -> keras.Model:
+        encoder = HubEncoder(hub_handle, name="encoder", dtype=dtype)
         model = build(config, encoder)
         logging.info("Initial weights: all %d encoder variables from the export %s; the task "
                      "head starts from its initialiser", len(encoder.weights), hub_handle)

@@ -46,16 +46,13 @@ from types import FrameType
 from absl import logging as absl_logging
 
 from albert_tf import execution_rules, stderr_filter
+from albert_tf.hardware import has_nvidia_driver
 
 _THIRD_PARTY = r"(tensorflow|tf_keras|keras|tensorflow_hub|tensorflow_text|google|absl|numpy|h5py)(\.|$)"
 # TF_CPP_MIN_LOG_LEVEL → the level of TensorFlow's Python logger (same meaning as in C++).
 _PYTHON_LEVELS = {0: logging.INFO, 1: logging.WARNING, 2: logging.ERROR, 3: logging.CRITICAL}
 _FLUSH_WAIT_SECONDS = 5.0
 _filter: dict[str, int] = {}  # this process's pid, the ack pipe, the filter's pid, fd 2's pipe
-
-
-def has_nvidia_driver() -> bool:
-    return os.path.exists("/proc/driver/nvidia/version")
 
 
 def cpp_log_level() -> int:

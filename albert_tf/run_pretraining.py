@@ -33,7 +33,8 @@ from typing import Sequence
 from absl import flags
 
 from albert_tf import cli
-from albert_tf.pretraining.runner import PretrainingRunOptions, is_hf_directory
+from albert_tf.pretraining.runner import (MASKED_LM_BUDGET_UNSUPPORTED, PretrainingRunOptions,
+                                          is_hf_directory)
 from albert_tf.training import flags as training_flags
 
 FLAGS = flags.FLAGS
@@ -42,15 +43,11 @@ FLAGS = flags.FLAGS
 # PretrainingRunOptions (albert_tf.pretraining.runner), plus the loop's, the run-time set-up's
 # and the TPU's.
 training_flags.define_script_flags(PretrainingRunOptions, __name__)
-flags.DEFINE_integer("masked_lm_budget", 0,
-                     "Original 'online masking' switch, never functional there (Q12): any value "
-                     "> 0 is rejected; use --dynamic_masking.", lower_bound=0)
 flags.register_multi_flags_validator(
     ["albert_config_file", "init_checkpoint"],
     lambda f: bool(f["albert_config_file"]) or is_hf_directory(f["init_checkpoint"]),
     "--albert_config_file is required unless --init_checkpoint is a Hugging Face directory")
-flags.register_validator("masked_lm_budget", lambda v: v == 0,
-                         "--masked_lm_budget is not supported (faithfulness Q12); use --dynamic_masking")
+flags.register_validator("masked_lm_budget", lambda v: v == 0, MASKED_LM_BUDGET_UNSUPPORTED)
 flags.register_multi_flags_validator(["do_train", "do_eval"], lambda f: f["do_train"] or f["do_eval"],
                                      "at least one of --do_train and --do_eval must be true")
 

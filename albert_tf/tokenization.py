@@ -17,11 +17,12 @@ Example:
 
 from __future__ import annotations
 
-import os
 import unicodedata
 from typing import Iterable, Sequence
 
 import sentencepiece as spm
+
+from albert_tf import paths
 
 SPIECE_UNDERLINE = "\u2581"
 COMMA_RULES = ("python3", "python2")
@@ -106,17 +107,9 @@ def encode_ids(sp_model: spm.SentencePieceProcessor, text: str | bytes, sample: 
 
 def _read_bytes(path: str, what: str) -> bytes:
     """File contents; cloud paths (gs://…) go through tf.io.gfile like the original."""
-    if "://" in path:
-        import tensorflow as tf
-
-        if not tf.io.gfile.exists(path):
-            raise TokenizerError(f"{what} {path}: file not found")
-        with tf.io.gfile.GFile(path, "rb") as f:
-            return f.read()
-    if not os.path.isfile(path):
+    if not paths.isfile(path):
         raise TokenizerError(f"{what} {path}: file not found")
-    with open(path, "rb") as f:
-        return f.read()
+    return paths.read_bytes(path)
 
 
 def _looks_like_sentencepiece_model(data: bytes) -> bool:

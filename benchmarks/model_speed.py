@@ -63,10 +63,11 @@ import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 
 from albert_tf.config import AlbertConfig  # noqa: E402
+from albert_tf.export.choices import EXPORT_DTYPE_POLICIES  # noqa: E402
 from albert_peers import (  # noqa: E402
     albert_flops, hf_albert_config, pretraining_loss, randomize_weights)
 from albert_tf.models import INPUT_NAMES, AlbertEncoder, AlbertPretrainer  # noqa: E402
-from albert_tf.hardware import cpu_bf16_units, describe_bf16_support  # noqa: E402
+from albert_tf.hardware import describe_cpu, has_bf16_units  # noqa: E402
 
 
 # --------------------------------------------------------------------------- harness
@@ -171,17 +172,8 @@ def matmul_candidates(size: int, with_torch: bool, reps: int = 4,
     return out
 
 
-def _under_policy(policy: str, build: Callable[[], object]):
-    """`build()` under a Keras dtype policy (e.g. mixed_bfloat16), then the old one back."""
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(policy)
-    try:
-        return build()
-    finally:
-        keras.config.set_dtype_policy(previous)
-
-
-POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16"}
+# --dtype → the Keras dtype policy the models are built with: export_tfhub --dtype's table.
+POLICIES = EXPORT_DTYPE_POLICIES
 
 
 def forward_candidates(name: str, encoder, inputs: dict, flops: dict, batch: int,
@@ -204,7 +196,7 @@ def forward_candidates(name: str, encoder, inputs: dict, flops: dict, batch: int
 def pretraining_step(config: AlbertConfig, dtype: str, jit_compile: bool = False):
     """A tf.function (x, y) → loss stepping AdamW on a fresh pretrainer (trained-like random
     weights) under `dtype`'s policy: MLM (weighted) + SOP losses, as run_pretraining's."""
-    model = _under_policy(POLICIES[dtype], lambda: AlbertPretrainer(config))
+    model = AlbertPretrainer(config, dtype=POLICIES[dtype])
     randomize_weights(model)
     optimizer = keras.optimizers.AdamW(learning_rate=1e-5, weight_decay=0.01)
     optimizer.build(model.trainable_variables)
@@ -238,7 +230,7 @@ def our_candidates(config: AlbertConfig, inputs: dict, flops: dict,
     out = []
     for dtype in dtypes:
         tag = "" if dtype == "float32" else " bf16"
-        encoder = _under_policy(POLICIES[dtype], lambda: AlbertEncoder(config))
+        encoder = AlbertEncoder(config, dtype=POLICIES[dtype])
         randomize_weights(encoder)  # trained-like: the frozen serving graph folds 0s and 1s
         out += forward_candidates(f"ours fwd{tag}", encoder, enc_in, flops, batch, dtype)
         if dtype != "float32":
@@ -501,11 +493,11 @@ def bf16_report(candidates: list[Candidate], t: dict, peaks: dict, ratio_line, f
     if not paths:
         return
     print()
-    print(f"bfloat16 ({describe_bf16_support()}):")
+    print(f"bfloat16 ({describe_cpu()}):")
     ours_fp32 = fastest("ours fwd", "forward")
     keras_hub_bf16 = fastest("keras-hub fwd", "forward", "bfloat16")
     # The targets are about bf16 kernels: where both sides emulate bf16, ratios without them.
-    units = bool(cpu_bf16_units())
+    units = has_bf16_units()
     emulated = "" if units else " (emulated: no bf16 units, no target)"
     for path in paths:
         ratio_line("BF16 PATH vs our fastest fp32" + emulated, path, ours_fp32,
@@ -539,7 +531,7 @@ def train_report(candidates: list[Candidate], t: dict, peaks: dict, ratio_line, 
     only where the CPU has bf16 units: elsewhere both emulate bf16), and each train step's
     share of its dtype's matmul peak measured in this run."""
     print()
-    units = bool(cpu_bf16_units())
+    units = has_bf16_units()
     ours_bf16, torch_bf16 = fastest("ours", "train", "bfloat16"), fastest("HF", "train", "bfloat16")
     ratio_line("TRAIN bf16 vs torch bf16 autocast" + ("" if units else " (emulated on both: no "
                                                       "bf16 units, no target)"),
@@ -605,8 +597,8 @@ def main(argv=None) -> None:
     print(f"TF_ENABLE_ONEDNN_OPTS={os.environ.get(execution_rules.ONEDNN_ENV, '(unset)')} ("
           + ("the scripts' choice for this CPU" if ONEDNN_SET_HERE else "as given / TF's own")
           + ")")
-    print(describe_bf16_support() + "; the scripts' default --dtype stays float32"
-          + ("" if cpu_bf16_units() else " (and bfloat16 is expected to be the slower here)"))
+    print(describe_cpu() + "; the scripts' default --dtype stays float32"
+          + ("" if has_bf16_units() else " (and bfloat16 is expected to be the slower here)"))
     keras.utils.set_random_seed(0)
     candidates = matmul_candidates(args.matmul_size, have_torch, dtypes=dtypes)
     candidates += our_candidates(config, inputs, flops, dtypes)

@@ -45,8 +45,8 @@ ONEDNN_ENV = "TF_ENABLE_ONEDNN_OPTS"
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 WHATS = ("train", "serving")
-# --dtype → Keras dtype policy the models are built under.
-POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16"}
+# --dtype → the Keras dtype policy the models are built with: export_tfhub --dtype's table.
+from albert_tf.export.choices import EXPORT_DTYPE_POLICIES as POLICIES  # noqa: E402  (no TF)
 # Node-name component of the shared encoder block (SharedTransformerStack, name="transformer";
 # Keras adds "_<n>" suffixes). Gradient nodes keep the forward op's scope under gradient_tape/.
 LAYER_SCOPE = re.compile(r"(^|/)transformer(_\d+)?/")
@@ -144,14 +144,15 @@ def example_inputs(config, batch: int, seq: int, num_masked: int) -> dict[str, A
             "masked_lm_positions": positions}
 
 
-def train_step_graphs(config, inputs: dict[str, Any]) -> list[Any]:
-    """Optimized graphs of one AlbertPretrainer forward + backward (no optimizer)."""
+def train_step_graphs(config, inputs: dict[str, Any], dtype: str = "float32") -> list[Any]:
+    """Optimized graphs of one AlbertPretrainer forward + backward (no optimizer), the model
+    built with the Keras dtype policy `dtype`."""
     import tensorflow as tf
 
     from albert_peers import randomize_weights
     from albert_tf.models import AlbertPretrainer
 
-    pretrainer = AlbertPretrainer(config)
+    pretrainer = AlbertPretrainer(config, dtype=dtype)
     randomize_weights(pretrainer)
 
     @tf.function
@@ -165,8 +166,9 @@ def train_step_graphs(config, inputs: dict[str, Any]) -> list[Any]:
     return optimized_graphs(train_step, {k: tf.constant(v) for k, v in inputs.items()})
 
 
-def serving_graphs(config, inputs: dict[str, Any]) -> list[Any]:
-    """Optimized graphs of the frozen serving function of an AlbertEncoder."""
+def serving_graphs(config, inputs: dict[str, Any], dtype: str = "float32") -> list[Any]:
+    """Optimized graphs of the frozen serving function of an AlbertEncoder built with the
+    Keras dtype policy `dtype`."""
     import tensorflow as tf
 
     from albert_peers import randomize_weights
@@ -174,7 +176,7 @@ def serving_graphs(config, inputs: dict[str, Any]) -> list[Any]:
     from albert_tf.models import AlbertEncoder
     from albert_tf.models.encoder import INPUT_NAMES
 
-    encoder = AlbertEncoder(config)
+    encoder = AlbertEncoder(config, dtype=dtype)
     randomize_weights(encoder)
     serve = frozen_serving_function(encoder)
     return optimized_graphs(serve, **{k: tf.constant(inputs[k]) for k in INPUT_NAMES})
@@ -189,19 +191,12 @@ def measure(config, whats: Iterable[str] = WHATS, dtypes: Iterable[str] = ("floa
     in the environment before TensorFlow is imported."""
     if os.environ.get(ONEDNN_ENV) != "1":
         raise RuntimeError(f"set {ONEDNN_ENV}=1 before TensorFlow is imported")
-    import keras
-
     inputs = example_inputs(config, batch, seq, num_masked)
     results = {}
-    previous = keras.config.dtype_policy()
-    try:
-        for dtype in dtypes:
-            keras.config.set_dtype_policy(POLICIES[dtype])
-            for what in whats:
-                graphs = GRAPHS[what](config, inputs)
-                results[f"{what}/{dtype}"] = count_graphs(graphs, config.num_hidden_layers)
-    finally:
-        keras.config.set_dtype_policy(previous)
+    for dtype in dtypes:
+        for what in whats:
+            graphs = GRAPHS[what](config, inputs, POLICIES[dtype])
+            results[f"{what}/{dtype}"] = count_graphs(graphs, config.num_hidden_layers)
     return results
 
 

@@ -25,6 +25,10 @@ matmul peaks, each candidate's sequences/s with its pooled-output difference fro
 (same weights: the differences show it), and the issue's target ratios. bf16 on a CPU without
 bf16 units is still run and flagged "emulated" (OpenVINO then runs f32, which it reports).
 
+`--int8` runs only the int8 comparison of issue 42 (benchmarks/int8_serving.py): our calibrated
+int8 export against OpenVINO + NNCF int8 on HF's graph, interleaved rounds over batches 1, 8, 32
+and sequence lengths 128, 384, best of each, with the pooled-output error of each.
+
 Usage (artifacts are cached in --workdir between runs):
     TF_CPP_MIN_LOG_LEVEL=2 .venv/bin/python benchmarks/serving_speed.py --workdir /tmp/serving_bench
     .venv/bin/python benchmarks/serving_speed.py --layers 2 --repeats 1   # a quick smoke run
@@ -62,6 +66,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--clients", default="1,2,4",
                         help="client threads calling one loaded model at once (the auto choice "
                              "of each precision, batch 1)")
+    parser.add_argument("--int8", action="store_true",
+                        help="run only the int8 comparison (benchmarks/int8_serving.py): our "
+                             "calibrated int8 export vs OpenVINO+NNCF int8 on HF's graph")
+    parser.add_argument("--int8_configs", default="1x128,8x128,32x128,1x384,8x384",
+                        help="batch x seq configs of --int8")
+    parser.add_argument("--int8_rounds", type=int, default=3)
+    parser.add_argument("--int8_calibration", type=int, default=131,
+                        help="calibration sequences, the same for both sides")
     return parser.parse_args()
 
 
@@ -450,6 +462,13 @@ def main() -> None:
                                              + 2 * seq * hidden) + 2 * seq * 128 * hidden
     start = time.perf_counter()
     hf_dir, model = hf_directory(ARGS.workdir, ARGS.layers)
+    if ARGS.int8:
+        from benchmarks.int8_serving import compare
+
+        configs = [tuple(int(v) for v in c.split("x")) for c in ARGS.int8_configs.split(",")]
+        compare(ARGS.workdir, hf_dir, model, ARGS.threads, ARGS.int8_rounds, configs,
+                ARGS.int8_calibration)
+        return
     exports = our_exports(ARGS.workdir, hf_dir, seq)
     onnx = onnx_files(ARGS.workdir, hf_dir, model, seq, ARGS.layers)
     ours_onnx = our_onnx(ARGS.workdir, hf_dir)

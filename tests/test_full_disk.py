@@ -24,6 +24,10 @@ from tests.conftest import random_inputs, tiny_config
 from tests.training import processes
 from tests.training.fault_runs import limit_file_size, small_disk
 
+# Slow tier (make test-all): every tool as a real process on a full file system;
+# tests/test_atomic_files.py checks the helpers fast.
+pytestmark = pytest.mark.slow
+
 ROOM = 16 * 1024  # bytes left for the output: far less than any of them needs
 
 

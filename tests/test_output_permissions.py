@@ -12,8 +12,14 @@ import stat
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import tiny_config
 from tests.training.processes import REPO, python_env
+
+# Slow tier (make test-all): every tool run once in a process of its own (≈2 min);
+# tests/test_atomic_files.py checks the modes the helpers give fast.
+pytestmark = pytest.mark.slow
 
 SEQ = 32
 # The exports, conversions and the plot in one process (a TensorFlow start-up each would double

@@ -37,8 +37,14 @@ import sys
 import sysconfig
 import time
 
+import pytest
+
 from albert_tf import stderr_filter
 from tests.test_readme import readme_sections
+
+# Slow tier (make test-all): builds the wheel and installs it into a fresh venv (≈2.5 min);
+# tests/test_console_scripts.py checks the entry points fast.
+pytestmark = pytest.mark.slow
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADING = "Installed with pip"

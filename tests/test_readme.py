@@ -257,8 +257,13 @@ def test_sections_run_elsewhere_are_run_there():
                 assert f'"{heading}"' in f.read(), f"{section.run_by} does not run {heading!r}"
 
 
-@pytest.mark.parametrize("heading", [h for h, section in SECTIONS.items()
-                                     if h != "Architecture" and not section.run_by])
+# The two sections of Python only stay in the fast tier; the others run whole scripts.
+FAST_SECTIONS = ("Configs, presets, models", "ALBERT layers in your own Keras model")
+
+
+@pytest.mark.parametrize("heading", [
+    pytest.param(h, marks=() if h in FAST_SECTIONS else pytest.mark.slow)
+    for h, section in SECTIONS.items() if h != "Architecture" and not section.run_by])
 def test_readme_section_runs(heading, tmp_path):
     blocks = substituted(heading, readme_sections()[heading])
     bin_dir = tmp_path / ".bin"

@@ -11,6 +11,7 @@ import dataclasses
 import importlib
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -80,6 +81,70 @@ def test_loop_config_inherits_the_shared_settings():
 
     config = LoopConfig.from_options(LoopOptions(log_steps=7, dtype="bfloat16"), output_dir="o")
     assert (config.log_steps, config.dtype, config.jit_compile) == (7, "bfloat16", None)
+
+
+@pytest.mark.parametrize("path", ["albert_tf/run_pretraining.py", "albert_tf/training/flags.py"])
+def test_the_pretraining_and_shared_flags_are_option_fields_too(path):
+    """No flag defined by hand at all: the set-up, TPU and pretraining-only flags are fields
+    (`SetupOptions`, `TpuOptions`, `PretrainingRunOptions.masked_lm_budget`)."""
+    assert hand_defined_flags(f"{REPO}/{path}") == set()
+
+
+def test_loop_config_takes_its_defaults_and_bounds_from_the_option_fields():
+    """Every LoopConfig setting a script also has is an option field (its default written
+    there once), and `validate` refuses each field outside its declared bound or choices."""
+    from albert_tf.training.loop import LoopConfig
+
+    specs = options.flag_specs(LoopConfig)
+    script_fields = {field.name for target in SCRIPTS.values()
+                     for field in dataclasses.fields(options_class(target))}
+    restated = [field.name for field in dataclasses.fields(LoopConfig)
+                if field.name in script_fields and field.name not in specs
+                and field.default is not dataclasses.MISSING]  # output_dir has none
+    assert not restated
+    assert {"keep_checkpoint_max", "train_batch_size", "iterations_per_loop", "log_steps",
+            "save_checkpoints_steps", "dtype", "clip_norm_mode"} <= set(specs)
+    LoopConfig("out").validate()  # the declared defaults pass
+    for name, spec in specs.items():
+        bad = ("float8" if spec.choices else
+               spec.lower_bound - 1 if spec.lower_bound is not None else None)
+        if bad is None:
+            continue
+        with pytest.raises(ValueError, match=f"--{name}={bad}: expected"):
+            LoopConfig("out", **{name: bad}).validate()
+
+
+def _literal_keep_checkpoint_defaults(default: int) -> list[str]:
+    """Where albert_tf/ writes the number `default` as the count of kept checkpoints (a field,
+    an `option(5, …)`, a keyword; another count, e.g. a sweep's 2, is not this fact)."""
+    names = {"keep_checkpoint_max", "num_keep_checkpoint"}
+    found = []
+    for path in sorted(pathlib.Path(REPO, "albert_tf").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            target, value = None, None
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                target, value = node.target.id, node.value
+            elif isinstance(node, ast.keyword):
+                target, value = node.arg, node.value
+            if target not in names or value is None:
+                continue
+            if isinstance(value, ast.Call) and value.args:
+                value = value.args[0]  # option(5, ...)
+            if isinstance(value, ast.Constant) and value.value == default:
+                found.append(f"{path.relative_to(REPO).as_posix()}:{node.lineno}")
+    return found
+
+
+def test_the_number_of_kept_checkpoints_is_said_once():
+    from albert_tf.training.loop_options import CheckpointSettings
+
+    found = _literal_keep_checkpoint_defaults(
+        options.field_default(CheckpointSettings, "keep_checkpoint_max"))
+    assert len(found) == 1 and found[0].startswith("albert_tf/training/loop_options.py:"), found
+    from albert_tf.race.options import RaceRunOptions
+
+    race = {field.name: field for field in dataclasses.fields(RaceRunOptions)}
+    assert options.REWORDED in race["num_keep_checkpoint"].metadata
 
 
 # Run in one child process (TensorFlow imported once): the scripts define clashing flags, so the

@@ -9,6 +9,12 @@
 * `tf1_hub` — the original's TF1 Hub modules (faithfulness §11): `read_tf1_hub_module`,
   `module_config`, `load_tf1_hub_module` (the original loader on the module's variables);
   `tf1_hub_files.is_tf1_hub_module` needs no TensorFlow.
+* `keras_hub` — keras-hub presets (AlbertBackbone, AlbertTextClassifier), read and written
+  without keras-hub: `load_keras_hub_preset`, `save_keras_hub_preset`;
+  `keras_hub_files.is_keras_hub_preset` needs no TensorFlow.
+* `model_garden` — TF Model Garden's ALBERT: TF2 Hub encoder exports ("model_garden") and
+  object checkpoints ("model_garden_checkpoint"): `read_model_garden`, `model_garden_config`,
+  `load_model_garden` (mapped onto the original's names, `model_garden_names`).
 * `kinds` — the one "what kind is this path" rule: `checkpoint_kind`, `is_hf_checkpoint`.
 * `loading` — `load_checkpoint` / `validate_checkpoint` dispatch on the kind;
   `warm_starting.warm_start` — the one warm start every task and export calls.
@@ -24,6 +30,8 @@ from albert_tf.lazy_names import lazy_names
 _EXPORTS = {
     "DEFAULT_HF_CLASS": "hf", "hf_variable_map": "hf", "load_hf_checkpoint": "hf",
     "read_hf_model_config": "hf", "save_hf_checkpoint": "hf",
+    "load_keras_hub_preset": "keras_hub", "read_keras_hub_preset": "keras_hub",
+    "save_keras_hub_preset": "keras_hub", "is_keras_hub_preset": "keras_hub_files",
     "spm_model_of": "hf_files",
     "HF_CLASSES": "hf_names", "HF_NAME_TABLE": "hf_names",
     "KINDS": "kinds", "KIND_NAMES": "kinds", "checkpoint_kind": "kinds",
@@ -38,6 +46,8 @@ _EXPORTS = {
     "keyed_variables": "ours", "load_our_checkpoint": "ours",
     "TF1HubModule": "tf1_hub", "load_tf1_hub_module": "tf1_hub", "module_config": "tf1_hub",
     "read_tf1_hub_module": "tf1_hub", "is_tf1_hub_module": "tf1_hub_files",
+    "load_model_garden": "model_garden", "model_garden_config": "model_garden",
+    "read_model_garden": "model_garden", "is_model_garden_export": "model_garden_files",
     "CheckpointFileError": "report", "CheckpointMismatchError": "report", "LoadReport": "report",
     "RestoreReport": "warm_starting", "head_parts": "warm_starting", "warm_start": "warm_starting",
 }

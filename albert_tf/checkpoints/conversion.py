@@ -6,10 +6,12 @@ from the input's config, loaded strictly, and written in the target format — o
 tensors that came from the input, so a conversion never invents weights. Outputs are
 directories: `albert_config.json` + `model.ckpt.*` (original, as the released tarballs),
 `albert_config.json` + `model.ckpt-0.*` (ours, what `--init_checkpoint` reads),
-`config.json` + `model.safetensors` (HF). The SentencePiece model (`spm_model_file`, else the
-one beside the input: `30k-clean.model` or `spiece.model`) goes along to every format: as
-`30k-clean.model`, or for HF as `spiece.model` with the tokenizer.json and
-tokenizer_config.json that make transformers tokenize as we do (`hf_tokenizer`).
+`config.json` + `model.safetensors` (HF), a keras-hub preset (`keras_hub`: config.json +
+model.weights.h5, task.json + task.weights.h5 for a classifier). The SentencePiece model
+(`spm_model_file`, else the one beside the input: `30k-clean.model`, `spiece.model` or a
+preset's `vocabulary.spm`) goes along to every format: as `30k-clean.model`, for HF as
+`spiece.model` with the tokenizer.json and tokenizer_config.json that make transformers
+tokenize as we do (`hf_tokenizer`), for keras-hub as the preset's tokenizer.
 
 Example:
     >>> result = convert_checkpoint("albert-base-v2-hf", "out/albert_base", to="original")
@@ -20,19 +22,23 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from albert_tf import paths
 from albert_tf.atomic_files import atomic_directory
 from albert_tf.checkpoints import hf_config, hf_files, hf_names
 from albert_tf.checkpoints.hf import hf_class_for, hf_tensors, save_hf_checkpoint
 from albert_tf.checkpoints.hf_source import open_hf_directory
+from albert_tf.checkpoints.keras_hub import read_keras_hub_preset, save_keras_hub_preset
+from albert_tf.checkpoints.keras_hub_files import is_keras_hub_preset
 from albert_tf.checkpoints.kinds import checkpoint_kind
 from albert_tf.checkpoints.loading import load_checkpoint, named_variables
+from albert_tf.checkpoints.model_garden import model_garden_config, read_model_garden
+from albert_tf.checkpoints.model_garden_files import is_model_garden_export
 from albert_tf.checkpoints.original import (load_original_checkpoint, resolve_checkpoint_path,
                                             save_original_checkpoint, variable_map,
                                             write_name_based_checkpoint)
@@ -42,8 +48,8 @@ from albert_tf.checkpoints.tf1_hub_files import is_tf1_hub_module
 from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport
 from albert_tf.config import EMBEDDING_PROJECTION_KEY, AlbertConfig, ConfigError, read_json_file
 
-TARGETS = ("original", "hf", "ours")
-# Older spellings of a target, kept for `convert --to` (the README's `--to=keras`).
+TARGETS = ("original", "hf", "ours", "keras_hub")
+# Older spellings of a target, kept for `convert --to` (deprecated: "keras" read as keras-hub's).
 TARGET_ALIASES = {"keras": "ours"}
 HEADS = ("encoder", "pretraining", "masked_lm", "classification", "multiple_choice",
          "question_answering", "squad_v2")
@@ -109,6 +115,11 @@ def detect_head(path: str, kind: str | None = None) -> tuple[str, int]:
     `architectures`). An [1, H] classifier reads as classification (regression); pass
     head="multiple_choice" to `convert_checkpoint` for a RACE model."""
     kind = kind or checkpoint_kind(path)
+    if kind == "keras_hub":  # an AlbertTextClassifier task preset, else the backbone
+        preset = read_keras_hub_preset(path)
+        return ("classification", preset.num_classes) if preset.task else ("encoder", 0)
+    if kind in ("model_garden", "model_garden_checkpoint"):  # BertPretrainerV2: MLM, no SOP
+        return ("masked_lm" if read_model_garden(path).has_mlm else "encoder"), 0
     if kind == "hf":
         source = open_hf_directory(path)
         directory, raw, shapes = source.directory, source.raw, source.weights.shapes
@@ -123,7 +134,7 @@ def detect_head(path: str, kind: str | None = None) -> tuple[str, int]:
         return _heads_of_names(shapes, markers)
     prefix = (read_tf1_hub_module(path).variables if kind == "tf1_hub"
               else resolve_checkpoint_path(path))
-    shapes = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+    shapes = tf.compat.v1.train.NewCheckpointReader(prefix).get_variable_to_shape_map()
     if kind == "ours":
         shapes = {key: shapes[name] for key, name in model_entries(shapes).items()}
         return _heads_of_names(shapes, _OUR_MARKERS)
@@ -131,8 +142,11 @@ def detect_head(path: str, kind: str | None = None) -> tuple[str, int]:
 
 
 def read_config_file(path: str) -> AlbertConfig:
-    """An `albert_config.json`, or an HF `config.json` (or its directory), told by its keys."""
-    if os.path.isdir(path):
+    """An `albert_config.json`, an HF `config.json` (or its directory) or a keras-hub preset's
+    `config.json` (or its directory), told by its keys."""
+    if is_keras_hub_preset(path):
+        return read_keras_hub_preset(path).config
+    if paths.isdir(path):
         return hf_config.config_from_hf(path)
     values = read_json_file(path)
     if isinstance(values, dict) and "model_type" in values:
@@ -164,11 +178,22 @@ def source_config(path: str, kind: str, albert_config_file: str | None) -> Alber
         return config
     if kind == "tf1_hub":  # its albert_config.json asset, which a file given must agree with
         return module_config(path, albert_config_file)
+    if kind in ("model_garden", "model_garden_checkpoint"):  # inferred; a file must agree
+        return model_garden_config(path, albert_config_file)
+    if kind == "keras_hub":  # its config.json, which a file given must agree with
+        preset = read_keras_hub_preset(path)
+        if albert_config_file:
+            differing = hf_config.config_disagreement(read_config_file(albert_config_file),
+                                                      preset.config)
+            if differing:
+                raise ConfigError(f"{albert_config_file} and {preset.files.config_file} "
+                                  f"disagree ({'; '.join(differing)})")
+        return preset.config
     if albert_config_file:
         return read_config_file(albert_config_file)
     prefix = resolve_checkpoint_path(path)
     beside = os.path.join(os.path.dirname(prefix), CONFIG_FILE)
-    if not os.path.exists(beside):
+    if not paths.exists(beside):
         raise ConfigError(f"{path}: no {CONFIG_FILE} beside the checkpoint; pass "
                           "--albert_config_file")
     return AlbertConfig.from_json_file(beside)
@@ -235,18 +260,42 @@ def _write_hf(model: Any, head: str, directory: str, spm_model_file: str | None,
     return len(hf_tensors(model, hf_class))
 
 
+def _write_keras_hub(model: Any, head: str, restored: set[int], directory: str,
+                     spm_model_file: str | None) -> int:
+    """The backbone preset (+ the AlbertTextClassifier task for a classifier): keras-hub's
+    backbone has every encoder part, so the input must have had them."""
+    from albert_tf.checkpoints.keras_hub import keras_hub_variable_map
+
+    targets = keras_hub_variable_map(model)
+    lacking = sorted({t.part for t in targets.values() if id(t.variable) not in restored})
+    if lacking:
+        raise CheckpointMismatchError(f"the input has no {', '.join(lacking)}, which keras-hub's "
+                                      "AlbertBackbone holds; nothing would fill it")
+    if head not in ("encoder", "classification"):
+        logging.warning("keras-hub presets hold the encoder and a text classifier only: the %s "
+                        "head is not written", head)
+    save_keras_hub_preset(model, directory, spm_model_file,
+                          classifier=head == "classification")
+    return sum(1 for t in targets.values()
+               if head == "classification" or t.part != "classifier_head")
+
+
 def spm_model_beside(path: str, kind: str) -> str | None:
     """The SentencePiece model in the input's directory (`SPM_NAMES`), if any: a released
     tarball's `30k-clean.model`, an HF directory's `spiece.model`."""
     if kind == "tf1_hub":  # the asset its tokenization_info names
         return read_tf1_hub_module(path).spm_model_file
+    if kind == "model_garden":  # its sp_model_file asset
+        return read_model_garden(path).spm_model_file
+    if kind == "keras_hub":  # assets/tokenizer/vocabulary.spm
+        return read_keras_hub_preset(path).files.spm_model_file
     if kind == "hf":
         directory = hf_files.hf_directory(path)
     else:
         directory = os.path.dirname(resolve_checkpoint_path(path))
     for name in SPM_NAMES:
         candidate = os.path.join(directory or "", name)
-        if os.path.isfile(candidate):
+        if paths.isfile(candidate):
             return candidate
     return None
 
@@ -270,11 +319,13 @@ def convert_checkpoint(input_path: str, output: str, to: str,
     """Converts `input_path` (any format) into the directory `output` in format `to`.
 
     Args:
-      input_path: original TF1 prefix/directory, our checkpoint, an HF directory or a TF1
-        Hub module directory (its config and SentencePiece assets are used).
+      input_path: original TF1 prefix/directory, our checkpoint, an HF directory, a TF1
+        Hub module directory or a keras-hub preset (their config and SentencePiece assets
+        are used).
       output: directory to write (files of the same names are replaced; all files are
         written in a staging directory first).
-      to: "original", "hf" or "ours" ("keras", its older name, is accepted).
+      to: "original", "hf", "ours" or "keras_hub" (a keras-hub preset); "keras", the
+        deprecated name of "ours", is accepted.
       albert_config_file: the input's config when not beside it (not needed for HF); an
         `albert_config.json` or an HF `config.json`.
       head: the model (`HEADS`) instead of the one detected from the input's names.
@@ -307,14 +358,29 @@ def convert_checkpoint(input_path: str, output: str, to: str,
             written = _write_original(model, config, restored, staging, global_step)
         elif to == "ours":
             written = _write_ours(model, config, restored, staging)
+        elif to == "keras_hub":
+            written = _write_keras_hub(model, head, restored, staging, spm_model_file)
         else:
             written = _write_hf(model, head, staging, spm_model_file, label_names,
                                 do_lower_case)
-        if spm_model_file and to != "hf":
-            shutil.copyfile(spm_model_file, os.path.join(staging, SPM_FILE))  # umask's mode
+        if spm_model_file and to not in ("hf", "keras_hub"):  # local or a bucket's
+            with open(os.path.join(staging, SPM_FILE), "wb") as f:  # umask's mode
+                f.write(paths.read_bytes(spm_model_file))
     logging.info("Converted %s (%s, %s) to %s: %s", input_path, kind, head, to, output)
-    return ConversionResult(kind, to, head, os.path.abspath(output), report, written,
+    return ConversionResult(kind, to, head, paths.absolute(output), report, written,
                             spm_model_file)
+
+
+def _export_model_garden(path: str, config_file: str | None, export_path: str) -> str:
+    """export_checkpoints of a Model Garden export or object checkpoint: the encoder and the
+    masked-LM head where it has one (Model Garden has no SOP head; nothing is invented)."""
+    head = "masked_lm" if read_model_garden(path).has_mlm else "encoder"
+    model = build_model(head, model_garden_config(path, config_file))
+    report = load_checkpoint(model, path, allow_missing=OPTIONAL_PARTS.get(head, ()))
+    logging.info("%s: %s", path, report.summary())
+    values = {name: report.targets[name].numpy() for name in report.restored}
+    values["global_step"] = np.asarray(0, np.int64)
+    return write_name_based_checkpoint(values, export_path)
 
 
 def export_model_checkpoint(albert_directory: str, checkpoint_name: str, export_path: str) -> str:
@@ -327,6 +393,17 @@ def export_model_checkpoint(albert_directory: str, checkpoint_name: str, export_
         report = load_tf1_hub_module(model, albert_directory)
         logging.info("TF1 Hub module: %s", report.summary())
         return save_original_checkpoint(model, export_path, global_step=0)
+    if is_model_garden_export(albert_directory):
+        return _export_model_garden(albert_directory, None, export_path)
+    if is_keras_hub_preset(albert_directory):  # its backbone: keras-hub has no MLM / SOP head
+        preset = read_keras_hub_preset(albert_directory)
+        model = build_model("encoder", preset.config)
+        load_checkpoint(model, albert_directory, kind="keras_hub")
+        return save_original_checkpoint(model, export_path, global_step=0)
+    prefix = os.path.join(albert_directory, checkpoint_name)
+    if checkpoint_kind(prefix) == "model_garden_checkpoint":
+        return _export_model_garden(prefix, os.path.join(albert_directory, CONFIG_FILE),
+                                    export_path)
     config = AlbertConfig.from_json_file(os.path.join(albert_directory, CONFIG_FILE))
     model = build_model("pretraining", config)
     # The load and the save each log their line (the report, the prefix written): once.

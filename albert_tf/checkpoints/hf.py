@@ -101,7 +101,8 @@ def _part_patterns(parts: Sequence[str]) -> list[str]:
 
 
 def _canonical_names(shapes: dict[str, list[int]]) -> dict[str, str]:
-    """{our table's name: the file's name}: an AlbertModel file has no `albert.` prefix."""
+    """{our table's name: the file's name}: an AlbertModel file transformers wrote has no
+    `albert.` prefix (ours have it)."""
     if any(name.startswith(BASE_PREFIX) for name in shapes):
         return {name: name for name in shapes}
     return {(BASE_PREFIX + name if name.split(".")[0] in ("embeddings", "encoder", "pooler")
@@ -266,8 +267,9 @@ def hf_tensors(model: Any, hf_class: hf_names.HFClass) -> dict[str, np.ndarray]:
         hidden = encoder_of(model).config.hidden_size
         tensors[PROJECTION_NAMES[0]] = np.eye(hidden, dtype=np.float32)
         tensors[PROJECTION_NAMES[1]] = np.zeros(hidden, np.float32)
-    if hf_class.name == "AlbertModel":
-        tensors = {name[len(BASE_PREFIX):]: value for name, value in tensors.items()}
+    # AlbertModel too keeps the `albert.` prefix (as transformers' task models write it):
+    # transformers loads it into every class as its own AlbertModel file, and keras-hub's
+    # Hugging Face loader reads only prefixed names.
     return tensors
 
 

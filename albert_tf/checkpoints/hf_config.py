@@ -21,6 +21,7 @@ import json
 import os
 from typing import Any, Mapping
 
+from albert_tf import paths
 from albert_tf.config import EMBEDDING_PROJECTION_KEY, AlbertConfig, ConfigError
 from albert_tf.layers.normalization import LAYER_NORM_EPSILON
 
@@ -64,11 +65,12 @@ class HFConfigError(ValueError):
 def read_hf_config(path: str | os.PathLike) -> dict[str, Any]:
     """The JSON of `config.json`, or of `path/config.json` for a model directory."""
     path = os.fspath(path)
-    if os.path.isdir(path):
+    if paths.isdir(path):
         path = os.path.join(path, "config.json")
     try:
-        with open(path, encoding="utf-8") as f:
-            values = json.load(f)
+        if not paths.isfile(path):
+            raise FileNotFoundError(path)
+        values = json.loads(paths.read_text(path))
     except FileNotFoundError:
         raise HFConfigError(f"{path}: not found (a Hugging Face model directory needs "
                             "config.json)") from None
@@ -149,7 +151,7 @@ def config_from_hf(hf_config: Mapping[str, Any] | str | os.PathLike) -> AlbertCo
             values, source = hf_config, "<hf config>"
         else:
             source = os.fspath(hf_config)
-            if os.path.isdir(source):
+            if paths.isdir(source):
                 source = os.path.join(source, "config.json")
             values = read_hf_config(source)
         return AlbertConfig.from_dict(values_from_hf(values, source), source=source)

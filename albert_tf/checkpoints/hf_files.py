@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import struct
 from typing import Any, Mapping
 
 import numpy as np
 
+from albert_tf import paths
 from albert_tf.atomic_files import atomic_directory
 from albert_tf.checkpoints.report import CheckpointFileError
 
@@ -36,11 +36,12 @@ _MARKER_FILES = WEIGHT_FILES + (CONFIG_FILE,)
 
 def hf_directory(path: str) -> str | None:
     """The HF model directory `path` is (or a file of), else None."""
-    path = os.path.abspath(os.fspath(path))
-    if os.path.isfile(path) and os.path.basename(path) in _MARKER_FILES:
+    path = os.fspath(path)
+    path = os.path.abspath(path) if paths.is_local(path) else path.rstrip("/")
+    if os.path.basename(path) in _MARKER_FILES and paths.isfile(path):
         path = os.path.dirname(path)
-    if os.path.isdir(path) and any(os.path.exists(os.path.join(path, name))
-                                   for name in _MARKER_FILES):
+    if paths.isdir(path) and any(paths.exists(os.path.join(path, name))
+                                 for name in _MARKER_FILES):
         return path
     return None
 
@@ -49,7 +50,7 @@ def spm_model_of(path: str) -> str | None:
     """`spiece.model` of an HF directory, when present."""
     directory = hf_directory(path)
     candidate = os.path.join(directory, SPM_FILE) if directory else None
-    return candidate if candidate and os.path.isfile(candidate) else None
+    return candidate if candidate and paths.isfile(candidate) else None
 
 
 class HFWeights:
@@ -67,6 +68,8 @@ class HFWeights:
         self._dtypes: dict[str, str] = {}
         self.shapes: dict[str, list[int]] = {}
         self._torch_state: dict[str, Any] | None = None
+        # safetensors and torch read local files only: a bucket's directory is staged locally.
+        directory = paths.staged_copy(directory)
         if os.path.exists(os.path.join(directory, SAFETENSORS_INDEX)):
             self._read_index(os.path.join(directory, SAFETENSORS_INDEX))
         elif os.path.exists(os.path.join(directory, SAFETENSORS_FILE)):
@@ -90,7 +93,7 @@ class HFWeights:
         except (json.JSONDecodeError, KeyError, TypeError) as e:
             raise CheckpointFileError(f"{index_path}: not a safetensors index ({e})") from None
         for shard in sorted(set(weight_map.values())):
-            self._read_header(os.path.join(self.directory, shard))
+            self._read_header(os.path.join(os.path.dirname(index_path), shard))
 
     def _read_header(self, file: str) -> None:
         from safetensors import SafetensorError, safe_open
@@ -171,8 +174,9 @@ def write_hf_directory(path: str, config: Mapping[str, Any], tensors: Mapping[st
         # plain open(): safetensors' save_file creates its file 0600 whatever the umask.
         with open(os.path.join(staging, SAFETENSORS_FILE), "wb") as f:
             f.write(save(arrays, metadata={"format": "pt"}))
-        if spm_model_file:
-            shutil.copyfile(spm_model_file, os.path.join(staging, SPM_FILE))  # umask's mode
+        if spm_model_file:  # local or a bucket; a plain open(): the umask's mode
+            with open(os.path.join(staging, SPM_FILE), "wb") as f:
+                f.write(paths.read_bytes(spm_model_file))
         for name, text in (tokenizer_files or {}).items():
             with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
                 f.write(text)
@@ -180,6 +184,6 @@ def write_hf_directory(path: str, config: Mapping[str, Any], tensors: Mapping[st
         if spm_model_file:
             stale_files += [name for name in TOKENIZER_FILES if name not in (tokenizer_files or {})]
         for stale in stale_files:  # an earlier save's weights or tokenizer would shadow ours
-            if os.path.exists(os.path.join(output.target, stale)):
-                os.remove(os.path.join(output.target, stale))
+            if paths.exists(os.path.join(output.target, stale)):
+                paths.remove(os.path.join(output.target, stale))
     return output.target

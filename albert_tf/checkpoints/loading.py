@@ -20,10 +20,12 @@ from typing import Any, Callable, Sequence
 import tensorflow as tf
 
 from albert_tf.checkpoints.hf import hf_variable_map, load_hf_checkpoint
+from albert_tf.checkpoints.keras_hub import keras_hub_variable_map, load_keras_hub_preset
 from albert_tf.checkpoints.kinds import checkpoint_kind
 from albert_tf.checkpoints.original import load_original_checkpoint, variable_map
 from albert_tf.checkpoints.ours import load_our_checkpoint, our_variable_map
 from albert_tf.checkpoints.report import LoadReport
+from albert_tf.checkpoints.model_garden import load_model_garden
 from albert_tf.checkpoints.tf1_hub import load_tf1_hub_module
 
 LOADERS: dict[str, Callable[..., LoadReport]] = {
@@ -31,6 +33,9 @@ LOADERS: dict[str, Callable[..., LoadReport]] = {
     "ours": load_our_checkpoint,
     "hf": load_hf_checkpoint,
     "tf1_hub": load_tf1_hub_module,
+    "model_garden": load_model_garden,
+    "model_garden_checkpoint": load_model_garden,
+    "keras_hub": load_keras_hub_preset,
 }
 
 
@@ -62,9 +67,11 @@ def validate_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = ()
 def named_variables(model: Any, kind: str) -> dict[str, tf.Variable]:
     """{name in the format's naming: variable} of a built model, for kind original/ours/hf/
     tf1_hub (a module's variables have the original's names)."""
-    if kind in ("original", "tf1_hub"):
+    if kind in ("original", "tf1_hub", "model_garden", "model_garden_checkpoint"):
         return variable_map(model)
     if kind == "ours":
         return our_variable_map(model)
+    if kind == "keras_hub":
+        return {n: t.variable for n, t in keras_hub_variable_map(model).items()}
     names, unmapped = hf_variable_map(model)
     return {**{n: t.variable for n, t in names.items()}, **unmapped}

@@ -15,6 +15,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from albert_tf import paths
 from albert_tf.atomic_files import atomic_directory, atomic_file
 from albert_tf.checkpoints.model_parts import HEAD_PARTS, check_built, part_owners, resolve
 from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport, compare, matches
@@ -110,6 +111,9 @@ def part_patterns(parts: Sequence[str]) -> list[str]:
 def resolve_checkpoint_path(path: str) -> str:
     """A checkpoint prefix from a prefix or a directory holding a `checkpoint` file."""
     path = os.fspath(path)
+    # The prefix first: on some file systems (ram://) a prefix of files reads as a directory.
+    if tf.io.gfile.exists(path + ".index"):
+        return path
     if tf.io.gfile.isdir(path):
         latest = tf.train.latest_checkpoint(path)
         if latest is None:
@@ -118,6 +122,14 @@ def resolve_checkpoint_path(path: str) -> str:
     if not tf.io.gfile.exists(path + ".index"):
         raise FileNotFoundError(f"{path}: no checkpoint here (expected {path}.index)")
     return path
+
+
+def checkpoint_reader(path: str) -> Any:
+    """A `tf.train.CheckpointReader` of the checkpoint at `path` (prefix or directory).
+
+    Unlike `tf.train.load_checkpoint`, a prefix is never taken for a directory (it is on
+    ram://, where `isdir(prefix)` holds when files start with it)."""
+    return tf.compat.v1.train.NewCheckpointReader(resolve_checkpoint_path(path))
 
 
 def load_original_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = (),
@@ -137,7 +149,7 @@ def load_original_checkpoint(model: Any, path: str, allow_missing: Sequence[str]
       CheckpointMismatchError naming every missing, unused and mis-shaped variable.
     """
     path = resolve_checkpoint_path(path)
-    reader = tf.train.load_checkpoint(path)
+    reader = checkpoint_reader(path)
     shapes = reader.get_variable_to_shape_map()
     if TF2_MARKER in shapes:
         raise CheckpointMismatchError(
@@ -179,7 +191,7 @@ def write_name_based_checkpoint(values: dict[str, np.ndarray], path: str) -> str
     (`atomic_directory`'s merge), and the directory's `checkpoint` state file then points at
     the new prefix.
     """
-    path = os.path.abspath(os.fspath(path))
+    path = paths.absolute(path)
     directory = os.path.dirname(path)
     with atomic_directory(directory, existing="merge", what="checkpoint") as staging:
         prefix = os.path.join(staging, os.path.basename(path))

@@ -19,7 +19,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.checkpoints.model_parts import HEAD_PARTS
-from albert_tf.checkpoints.original import TF2_MARKER, resolve_checkpoint_path
+from albert_tf.checkpoints.original import TF2_MARKER, checkpoint_reader, resolve_checkpoint_path
 from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport, compare
 
 MODEL_PREFIX = "model/"  # the tf.train.Checkpoint attribute the model's variables are under
@@ -119,7 +119,7 @@ def load_our_checkpoint(model: Any, path: str, allow_missing: Sequence[str] = ()
     `dry_run` compares the object graph's keys and shapes and assigns nothing.
     """
     path = resolve_checkpoint_path(path)
-    reader = tf.train.load_checkpoint(path)
+    reader = checkpoint_reader(path)
     shapes = reader.get_variable_to_shape_map()
     if TF2_MARKER not in shapes:
         raise CheckpointMismatchError(f"{path}: not one of our (TF2 object-based) checkpoints")

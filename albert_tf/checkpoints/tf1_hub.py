@@ -28,6 +28,7 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tensorflow.core.protobuf import meta_graph_pb2, saved_model_pb2
 
+from albert_tf import paths
 from albert_tf.checkpoints.hf_config import config_disagreement
 from albert_tf.checkpoints.original import load_original_checkpoint
 from albert_tf.checkpoints.report import CheckpointFileError, CheckpointMismatchError, LoadReport
@@ -73,18 +74,17 @@ def read_tf1_hub_module(path: str) -> TF1HubModule:
         raise CheckpointFileError(f"{path}/{MODULE_MARKER}: module format {found}; only format "
                                   f"{MODULE_FORMAT} (a TF1 Hub SavedModel) is known")
     proto_file = os.path.join(path, SAVED_MODEL_FILE)
-    if not os.path.isfile(proto_file):
+    if not paths.isfile(proto_file):
         raise CheckpointFileError(f"{path}: TF1 Hub module without {SAVED_MODEL_FILE}")
     saved_model = saved_model_pb2.SavedModel()
     try:
-        with open(proto_file, "rb") as f:
-            saved_model.ParseFromString(f.read())
+        saved_model.ParseFromString(paths.read_bytes(proto_file))
     except DecodeError:
         raise CheckpointFileError(f"{proto_file}: not a SavedModel proto") from None
     if not saved_model.meta_graphs:
         raise CheckpointFileError(f"{proto_file}: holds no MetaGraph")
     prefix = variables_prefix(path)
-    if not os.path.isfile(prefix + ".index"):
+    if not paths.isfile(prefix + ".index"):
         raise CheckpointFileError(f"{path}: TF1 Hub module without variables "
                                   f"(expected {prefix}.index)")
     graphs = sorted(saved_model.meta_graphs, key=lambda g: len(g.meta_info_def.tags))
@@ -97,7 +97,7 @@ def read_tf1_hub_module(path: str) -> TF1HubModule:
     return TF1HubModule(
         path, tuple(tuple(sorted(g.meta_info_def.tags)) for g in saved_model.meta_graphs),
         tuple(sorted(inference.signature_def)), prefix,
-        config_file if os.path.isfile(config_file) else None, spm_model_file, do_lower_case)
+        config_file if paths.isfile(config_file) else None, spm_model_file, do_lower_case)
 
 
 def _assets(meta_graph: Any) -> dict[str, str]:
@@ -134,7 +134,7 @@ def _tokenization_info(path: str, meta_graph: Any) -> tuple[str | None, bool | N
         if filename is None:  # an asset path written into the graph: its file name
             value = _constant(meta_graph, name)
             filename = os.path.basename(value.item().decode("utf-8")) if value is not None else None
-        if filename and os.path.isfile(asset_path(path, filename)):
+        if filename and paths.isfile(asset_path(path, filename)):
             spm_model_file = asset_path(path, filename)
     if "do_lower_case" in outputs:
         value = _constant(meta_graph, outputs["do_lower_case"].name)
@@ -145,8 +145,8 @@ def _tokenization_info(path: str, meta_graph: Any) -> tuple[str | None, bool | N
 def _only_spm_asset(path: str) -> str | None:
     """The one `*.model` file in assets/, for a module without `tokenization_info`."""
     directory = os.path.join(path, ASSETS_DIR)
-    models = sorted(n for n in os.listdir(directory) if n.endswith(".model")) \
-        if os.path.isdir(directory) else []
+    models = sorted(n for n in paths.listdir(directory) if n.endswith(".model")) \
+        if paths.isdir(directory) else []
     return asset_path(path, models[0]) if len(models) == 1 else None
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 
+from albert_tf import paths
+
 MODULE_MARKER = "tfhub_module.pb"
 SAVED_MODEL_FILE = "saved_model.pb"
 VARIABLES_PREFIX = os.path.join("variables", "variables")
@@ -31,7 +33,7 @@ def is_hub_url(handle: str | os.PathLike | None) -> bool:
     text = os.fspath(handle)
     if text.startswith(("http://", "https://")):
         return True
-    return text.split("/")[0] in HUB_HOSTS and not os.path.exists(text)
+    return text.split("/")[0] in HUB_HOSTS and not paths.exists(text)
 
 
 def url_refusal(handle: str) -> str:
@@ -43,12 +45,12 @@ def url_refusal(handle: str) -> str:
 
 def is_tf1_hub_module(path: str | os.PathLike | None) -> bool:
     """True when `path` is a TF1 Hub module directory (it holds `tfhub_module.pb`)."""
-    return bool(path) and os.path.isfile(os.path.join(os.fspath(path), MODULE_MARKER))
+    return bool(path) and paths.isfile(os.path.join(os.fspath(path), MODULE_MARKER))
 
 
 def is_saved_model(path: str | os.PathLike | None) -> bool:
     """True when `path` is a SavedModel directory (TF1 or TF2: it holds `saved_model.pb`)."""
-    return bool(path) and os.path.isfile(os.path.join(os.fspath(path), SAVED_MODEL_FILE))
+    return bool(path) and paths.isfile(os.path.join(os.fspath(path), SAVED_MODEL_FILE))
 
 
 def module_format(path: str) -> int:
@@ -58,8 +60,7 @@ def module_format(path: str) -> int:
     the protobuf wire format is read by hand instead of shipping tensorflow_hub's proto.
     Raises ValueError for bytes that are not a ModuleDef."""
     marker = os.path.join(os.fspath(path), MODULE_MARKER)
-    with open(marker, "rb") as f:
-        data = f.read()
+    data = paths.read_bytes(marker)
     position, value_of = 0, {}
 
     def varint() -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from albert_tf import paths
 from albert_tf.atomic_files import atomic_file
 from albert_tf.corpus.documents import read_documents
 from albert_tf.corpus.stdlib_text import iter_documents
@@ -68,8 +69,8 @@ def tiny_assets(directory: str, vocab_size: int = 1000, max_documents: int | Non
     suffix = "" if max_documents is None else f"_{max_documents}"
     corpus = os.path.join(directory, f"corpus{suffix}.txt")
     prefix = os.path.join(directory, f"spm{suffix}_{vocab_size}")
-    if not os.path.exists(corpus):
+    if not paths.exists(corpus):
         build_corpus(corpus, max_documents)
-    if not os.path.exists(prefix + ".model"):
+    if not paths.exists(prefix + ".model"):
         train_tiny_spm(corpus, prefix, vocab_size)
     return corpus, prefix + ".model"

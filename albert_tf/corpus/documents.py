@@ -9,6 +9,8 @@ Example:
 
 from __future__ import annotations
 
+from albert_tf import paths
+
 
 def read_documents(path: str, min_words: int = 4, max_words: int = 40) -> list[list[str]]:
     """Documents (lists of sentences) of a one-sentence-per-line, blank-line-separated file.
@@ -22,7 +24,7 @@ def read_documents(path: str, min_words: int = 4, max_words: int = 40) -> list[l
             documents.append(list(current))
         current.clear()
 
-    with open(path, encoding="utf-8") as f:
+    with paths.open_file(path) as f:
         for line in f:
             sentence = " ".join(line.replace("\t", " ").split())
             if not sentence:

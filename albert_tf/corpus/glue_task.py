@@ -23,6 +23,7 @@ from typing import Sequence
 
 from absl import logging
 
+from albert_tf import paths
 from albert_tf.atomic_files import atomic_file
 from albert_tf.corpus.documents import read_documents
 
@@ -104,7 +105,7 @@ def build_corpus_task(output_dir: str, corpus_path: str | None = None, num_train
       kind: which task, see `make_pairs`.
       min_words, max_words: sentence lengths used (short sentences train fast).
     """
-    os.makedirs(os.path.join(output_dir, "MRPC"), exist_ok=True)
+    paths.makedirs(os.path.join(output_dir, "MRPC"))
     if corpus_path is None:
         from albert_tf.corpus import build_corpus
 

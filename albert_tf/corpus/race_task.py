@@ -36,6 +36,7 @@ from typing import Any, Callable, Sequence
 
 from absl import logging
 
+from albert_tf import paths
 from albert_tf.atomic_files import atomic_file
 from albert_tf.corpus.documents import read_documents
 from albert_tf.race.examples import ANSWER_LETTERS, LEVELS, NUM_OPTIONS
@@ -156,7 +157,7 @@ def build_race_corpus_task(output_dir: str, corpus_path: str | None = None,
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    os.makedirs(output_dir, exist_ok=True)
+    paths.makedirs(output_dir)
     if corpus_path is None:
         from albert_tf.corpus import build_corpus
 
@@ -176,7 +177,7 @@ def build_race_corpus_task(output_dir: str, corpus_path: str | None = None,
             raise ValueError(f"{corpus_path}: too few documents for the {split} split "
                              f"({len(docs)}); use a larger corpus")
         for level in LEVELS:
-            os.makedirs(os.path.join(output_dir, "RACE", split, level), exist_ok=True)
+            paths.makedirs(os.path.join(output_dir, "RACE", split, level))
         windows = {level: article_windows(docs, sizes[level], max_article_words,
                                           need_next=kind == "next_sentence")
                    for level in LEVELS}

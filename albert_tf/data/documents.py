@@ -13,12 +13,11 @@ offsets) so worker processes share it copy-on-write and instances are slices.
 from __future__ import annotations
 
 import dataclasses
-import glob
-import os
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from albert_tf import paths
 from albert_tf.tokenization import FullTokenizer, preprocess_text
 
 DOCUMENT_BREAK = -1  # line length marking "empty after preprocessing"
@@ -89,21 +88,11 @@ def expand_input_patterns(input_file: str, flag: str = "--input_file") -> list[s
 
 
 def _glob(pattern: str) -> list[str]:
-    if "://" in pattern:
-        import tensorflow as tf
-
-        return tf.io.gfile.glob(pattern)
-    return [p for p in glob.glob(os.path.expanduser(pattern)) if os.path.isfile(p)]
+    return [p for p in paths.glob(pattern) if paths.isfile(p)]
 
 
 def _read(path: str) -> bytes:
-    if "://" in path:
-        import tensorflow as tf
-
-        with tf.io.gfile.GFile(path, "rb") as f:
-            return f.read()
-    with open(path, "rb") as f:
-        return f.read()
+    return paths.read_bytes(path)
 
 
 def read_lines(files: Sequence[str], stats: InputStats, invalid_utf8: str = "error",

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from typing import Any, Mapping
 
 import numpy as np
+
+from albert_tf import paths
 
 SIDECAR_SUFFIX = ".json"
 
@@ -91,17 +92,9 @@ class MaskingOptions:
 def read_sidecar(record_file: str) -> dict[str, Any] | None:
     """The JSON summary create_pretraining_data writes beside `record_file`, if any."""
     path = record_file + SIDECAR_SUFFIX
-    if "://" in path:  # gs:// and friends through TensorFlow's filesystems
-        import tensorflow as tf
-
-        if not tf.io.gfile.exists(path):
-            return None
-        with tf.io.gfile.GFile(path, "r") as f:
-            return json.load(f)
-    if not os.path.exists(path):
+    if not paths.exists(path):  # local, or gs:// and friends through tf.io.gfile
         return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    return json.loads(paths.read_text(path))
 
 
 def prediction_budget(lengths: np.ndarray, options: MaskingOptions) -> np.ndarray:

@@ -12,11 +12,10 @@ original tool) are checked from their first record alone.
 from __future__ import annotations
 
 import dataclasses
-import glob as _glob
 import json
-import os
 from typing import Any, Iterable, Sequence
 
+from albert_tf import paths
 from albert_tf.data import features as F
 from albert_tf.data.example_codec import decode_example
 from albert_tf.data.masking import SIDECAR_SUFFIX, read_sidecar
@@ -58,12 +57,7 @@ def resolve_files(input_patterns: str | Sequence[str]) -> list[str]:
     for pattern in (p.strip() for p in patterns):
         if not pattern:
             continue
-        if "://" in pattern:  # gs:// and friends go through TF's filesystem layer
-            import tensorflow as tf
-
-            matched = sorted(tf.io.gfile.glob(pattern))
-        else:
-            matched = sorted(_glob.glob(os.path.expanduser(pattern)))
+        matched = paths.glob(pattern)  # gs:// and friends through tf.io.gfile
         if not matched:
             raise FileNotFoundError(f"input pattern {pattern!r} matches no file")
         files.extend(m for m in matched if m not in files)

@@ -13,6 +13,9 @@ import os
 import tempfile
 from typing import Any
 
+from albert_tf import paths
+from albert_tf.atomic_files import atomic_file
+
 USER_DEFINED_SYMBOLS = ("(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac")  # ( ) " - . – £ €
 
 
@@ -59,26 +62,36 @@ def train_sentencepiece(input_files: str | list[str], model_prefix: str, vocab_s
     files = [input_files] if isinstance(input_files, str) else list(input_files)
     files = [f.strip() for name in files for f in name.split(",") if f.strip()]
     for name in files:
-        if not os.path.isfile(name):
+        if not paths.isfile(name):
             raise FileNotFoundError(f"--input: {name}: file not found")
-    directory = os.path.dirname(os.path.abspath(model_prefix))
-    os.makedirs(directory, exist_ok=True)
     options = dict(ORIGINAL_OPTIONS, **overrides)
+    # spm_train reads and writes local files only: the input is gathered into a local
+    # temporary file; for a remote model_prefix the model is trained in the temporary
+    # directory and published there through atomic_file, .model and .vocab each complete
+    # or absent (a local model_prefix is written by spm_train itself, as before).
+    if paths.is_local(model_prefix):
+        os.makedirs(os.path.dirname(os.path.abspath(model_prefix)), exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         text_file = os.path.join(tmp, "input.txt")
         with open(text_file, "w", encoding="utf-8") as out:
             for name in files:
-                with open(name, encoding="utf-8", errors="replace") as f:
-                    for line in f:
+                with paths.open_file(name, "rb") as f:
+                    for raw in f:
+                        line = raw.decode("utf-8", errors="replace")
                         line = preprocess_text(line, lower=do_lower_case)
                         if line:
                             out.write(line + "\n")
         try:
-            spm.SentencePieceTrainer.train(input=text_file, model_prefix=model_prefix,
+            trained = model_prefix if paths.is_local(model_prefix) else os.path.join(tmp, "spm")
+            spm.SentencePieceTrainer.train(input=text_file, model_prefix=trained,
                                            vocab_size=vocab_size, minloglevel=2, **options)
         except RuntimeError as e:  # spm_train's own checks (vocab_size too large, ...)
             message = str(e).strip().splitlines()[-1] if str(e).strip() else repr(e)
             raise SentencePieceError(message) from None
+        for suffix in (".model", ".vocab") if trained != model_prefix else ():
+            with open(trained + suffix, "rb") as f, \
+                    atomic_file(model_prefix + suffix, "wb", what="SentencePiece model") as out:
+                out.write(f.read())
     return model_prefix + ".model"
 
 
@@ -86,5 +99,5 @@ def special_ids(model_file: str) -> dict[str, int]:
     """Ids of <pad>, <unk>, [CLS], [SEP], [MASK] in a trained model."""
     import sentencepiece as spm
 
-    sp = spm.SentencePieceProcessor(model_file=model_file)
+    sp = spm.SentencePieceProcessor(model_proto=paths.read_bytes(model_file))
     return {piece: sp.piece_to_id(piece) for piece in ("<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]")}

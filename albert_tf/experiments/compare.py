@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+from albert_tf import paths
+
 
 def last_value(results_file: str, metric: str) -> float:
     """The last `metric = value` line of an eval_results.txt."""
     value = None
-    with open(results_file, encoding="utf-8") as f:
+    with paths.open_file(results_file) as f:
         for line in f:
             key, sep, text = line.partition(" = ")
             if sep and key.strip() == metric:

@@ -114,9 +114,7 @@ def plot(scalars: dict, tags: list[str], output: str, title: str = "") -> list[s
     import matplotlib.pyplot as plt
 
     figure, found = draw(scalars, tags, title)
-    directory = os.path.dirname(os.path.abspath(output))
-    os.makedirs(directory, exist_ok=True)
-    with atomic_file(output, "wb") as f:
+    with atomic_file(output, "wb") as f:  # its directory made if missing (local or a bucket)
         figure.savefig(f, format="png", dpi=110)
     plt.close(figure)
     return found

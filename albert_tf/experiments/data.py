@@ -19,6 +19,7 @@ import subprocess
 import sys
 from typing import Callable
 
+from albert_tf import paths
 from albert_tf.atomic_files import atomic_file
 from albert_tf.data.instances import SENTENCE_TASKS
 from albert_tf.experiments.budget import Budget
@@ -50,7 +51,7 @@ def split_documents(corpus: str, train_path: str, heldout_path: str, fraction: f
                     seed: int = HELDOUT_SEED) -> dict[str, int]:
     """Writes the corpus' documents (blank-line separated) to two files: a seeded
     `fraction` of them held out, the rest for pretraining."""
-    with open(corpus, encoding="utf-8") as f:
+    with paths.open_file(corpus) as f:
         documents = [d for d in f.read().split("\n\n") if d.strip()]
     order = list(range(len(documents)))
     random.Random(seed).shuffle(order)
@@ -84,20 +85,20 @@ def create_records(input_file: str, output_file: str, spm_model: str, budget: Bu
     if result.returncode != 0:
         raise RuntimeError(f"create_pretraining_data failed for {output_file}:\n"
                            f"{result.stderr[-2000:]}")
-    with open(output_file + ".json", encoding="utf-8") as f:
+    with paths.open_file(output_file + ".json") as f:
         return int(json.load(f)["instances"])
 
 
 def prepare_data(directory: str, budget: Budget, log: Callable[[str], None]) -> ExperimentData:
     """Builds (or reuses, when `ready.json` is there) everything the runs read."""
     ready = os.path.join(directory, READY_FILE)
-    if os.path.exists(ready):
-        with open(ready, encoding="utf-8") as f:
+    if paths.exists(ready):
+        with paths.open_file(ready) as f:
             return ExperimentData(**json.load(f))
     from albert_tf.corpus import build_corpus, train_tiny_spm
     from albert_tf.corpus.glue_task import build_corpus_task
 
-    os.makedirs(directory, exist_ok=True)
+    paths.makedirs(directory)
     corpus = os.path.join(directory, "corpus.txt")
     stats = build_corpus(corpus, budget.max_documents)
     log(f"corpus: {stats.documents} documents, {stats.sentences} sentences, {stats.words} words")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from albert_tf import paths
 from albert_tf.atomic_files import atomic_file
 
 
@@ -20,8 +21,6 @@ def write_json_atomically(path: str, value: Any) -> None:
 
 def read_json(path: str) -> Any | None:
     """The JSON in `path`, or None when it does not exist (yet)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
+    if not paths.exists(path):
         return None
+    return json.loads(paths.read_text(path))

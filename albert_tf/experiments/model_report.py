@@ -13,6 +13,7 @@ import time
 import numpy as np
 from absl import logging
 
+from albert_tf import paths
 from albert_tf import PRESET_NAMES, AlbertConfig
 from albert_tf import checkpoints
 from albert_tf.models import AlbertEncoder, AlbertPretrainer
@@ -60,7 +61,7 @@ def model_report(output_dir: str, preset: str, all_presets: bool = True) -> None
     """Prints the parameter table (every preset, or `preset` only) and the round trip of
     `preset` through an original-format checkpoint under `output_dir`; raises ValueError
     when the restored model's outputs differ from the saved one's."""
-    os.makedirs(output_dir, exist_ok=True)
+    paths.makedirs(output_dir)
     start = time.time()
     names = list(PRESET_NAMES) if all_presets else [preset]
     print("Parameter counts (the paper rounds these to 12M/18M/60M/235M; faithfulness §1.3):")

@@ -30,6 +30,8 @@ from albert_tf.experiments.budget import BUDGETS, Budget
 from albert_tf.experiments.files import read_json, write_json_atomically, write_text_atomically
 from albert_tf.experiments.tables import TABLES
 
+from albert_tf import paths
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output_dir", None, "Where data, runs, results.md and the PNGs go.")
 flags.DEFINE_list("tables", ["2", "3", "4", "5"], "Tables to rerun (any of 2,3,4,5).")
@@ -95,7 +97,7 @@ def run(output_dir: str, tables: Sequence[int], budget: Budget, command: str) ->
     from albert_tf.experiments.runs import execute
 
     started, start = datetime.datetime.now().isoformat(timespec="seconds"), time.time()
-    os.makedirs(output_dir, exist_ok=True)
+    paths.makedirs(output_dir)
     check_budget(output_dir, budget)
     loads = [os.getloadavg()[0]]
     specs = T.plan(tables, budget)
@@ -104,7 +106,7 @@ def run(output_dir: str, tables: Sequence[int], budget: Budget, command: str) ->
                  " + Table 2 timing" if 2 in tables else "")
     data_start = time.time()
     data_dir = os.path.join(output_dir, "data")
-    already = os.path.exists(os.path.join(data_dir, "ready.json"))
+    already = paths.exists(os.path.join(data_dir, "ready.json"))
     data = prepare_data(data_dir, budget, logging.info) if specs else None
     timing_path = os.path.join(data_dir, "seconds.json")
     if data is not None and not already:

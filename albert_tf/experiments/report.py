@@ -13,6 +13,7 @@ import platform
 import statistics
 from typing import Any, Mapping, Sequence
 
+from albert_tf import paths
 from albert_tf.experiments import tables as T
 from albert_tf.experiments import verdicts as V
 from albert_tf.experiments.budget import Budget
@@ -190,7 +191,7 @@ def render(tables: Sequence[int], budget: Budget, data: ExperimentData | None,
 def _drawn(table: int, output_dir: str) -> str | None:
     """The table's PNG name if an earlier report drew it, else None."""
     name = f"table{table}_curves.png"
-    return name if os.path.exists(os.path.join(output_dir, name)) else None
+    return name if paths.exists(os.path.join(output_dir, name)) else None
 
 
 def _plot(table: int, budget: Budget, results, output_dir: str) -> str | None:

@@ -16,6 +16,7 @@ import os
 import time
 from typing import Any, Callable, Mapping
 
+from albert_tf import paths
 from albert_tf.experiments.budget import Budget
 from albert_tf.experiments.data import ExperimentData
 from albert_tf.experiments.files import read_json, write_json_atomically
@@ -35,15 +36,15 @@ class CurveRecorder(Callback):
 
     def on_log(self, step: int, logs: Mapping[str, float]) -> None:
         point = {"step": step, **{k: float(logs[k]) for k in CURVE_TAGS if k in logs}}
-        with open(self.path, "a", encoding="utf-8") as f:
+        with paths.open_file(self.path, "a") as f:
             f.write(json.dumps(point) + "\n")
 
 
 def read_curve(path: str) -> list[dict[str, float]]:
     """The recorded points by step (a window logged again after a resume counts once)."""
     points: dict[int, dict[str, float]] = {}
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
+    if paths.exists(path):
+        with paths.open_file(path) as f:
             for line in f:
                 if line.strip():
                     point = json.loads(line)
@@ -91,7 +92,7 @@ def pretrain(spec: RunSpec, config_path: str, output_dir: str, budget: Budget,
     from albert_tf.pretraining.runner import run as run_pretraining
 
     fresh_session(spec.seed)
-    os.makedirs(output_dir, exist_ok=True)
+    paths.makedirs(output_dir)
     run_pretraining(PretrainingRunOptions(
         albert_config_file=config_path, input_file=data.train_records[spec.task],
         output_dir=output_dir, max_seq_length=budget.max_seq_length,
@@ -144,7 +145,7 @@ def execute(spec: RunSpec, budget: Budget, data: ExperimentData, runs_dir: str) 
     cached = read_json(os.path.join(run_dir, RESULT_FILE))
     if cached is not None:
         return cached
-    os.makedirs(run_dir, exist_ok=True)
+    paths.makedirs(run_dir)
     config = budget.model.config(embedding_size=spec.embedding_size,
                                  cross_layer_sharing=spec.sharing)
     config_path = os.path.join(run_dir, "albert_config.json")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from albert_tf import paths
 from albert_tf.export.manifest import ENCODER_OUTPUTS, Manifest, ManifestError, read_manifest
 
 # The precisions `load_serving` knows, and the spellings it also accepts for them.
@@ -36,6 +37,7 @@ class Artifact:
         self.tflite_seq_length: int | None = None
         self.tflite_quantization: str | None = None
         self.openvino: str | None = None
+        self.openvino_int8: str | None = None  # NNCF static int8 IR (int8_calibration.py)
         self.onnx: str | None = None
         self.onnx_int8: str | None = None
         self.onnx_int8_vnni: str | None = None
@@ -55,33 +57,41 @@ class Artifact:
     def _resolve(self) -> None:
         path = self.path
         try:
-            if os.path.isdir(path):
+            if paths.isdir(path):
                 manifest = read_manifest(path)
                 if manifest is not None:
                     self._from_manifest(path, manifest)
-                elif os.path.isfile(os.path.join(path, "saved_model.pb")):
+                elif paths.isfile(os.path.join(path, "saved_model.pb")):
                     self.saved_model = path
                     self._read_config(path)
                 if self.saved_model is None and self.onnx is None:
                     raise ServingLoadError(f"{path}: not a serving artifact; expected {EXPECTED}")
                 return
-            if os.path.isfile(path):  # a file inside an export: the limits of its manifest
-                manifest = read_manifest(os.path.dirname(os.path.abspath(path)))
+            if paths.isfile(path):  # a file inside an export: the limits of its manifest
+                manifest = read_manifest(os.path.dirname(paths.absolute(path)))
                 if manifest is not None:
                     self._limits(manifest)
         except ManifestError as error:
             raise ServingLoadError(str(error)) from None
-        if os.path.isfile(path) and path.endswith(".tflite"):
+        if paths.isfile(path) and path.endswith(".tflite"):
+            from albert_tf.export.file_precision import tflite_quantization
+
             self.tflite = path
-        elif os.path.isfile(path) and path.endswith(".xml"):
-            if not os.path.isfile(path[:-4] + ".bin"):
+            self.tflite_quantization = tflite_quantization(path)  # its own tensors tell
+        elif paths.isfile(path) and path.endswith(".xml"):
+            if not paths.isfile(path[:-4] + ".bin"):
                 raise ServingLoadError(f"{path}: the OpenVINO IR's weights {path[:-4]}.bin are "
                                        "missing")
-            self.openvino = path
-        elif os.path.isfile(path) and path.endswith(".onnx"):
+            from albert_tf.export.int8_calibration import ir_is_int8
+
+            if ir_is_int8(path):  # a bare file: its own quantized ops tell its precision
+                self.openvino_int8 = path
+            else:
+                self.openvino = path
+        elif paths.isfile(path) and path.endswith(".onnx"):
             self.onnx = path
         else:
-            what = "does not exist" if not os.path.exists(path) else "is not a serving artifact"
+            what = "does not exist" if not paths.exists(path) else "is not a serving artifact"
             raise ServingLoadError(f"{path}: {what}; expected {EXPECTED}")
 
     def _limits(self, manifest: Manifest) -> None:
@@ -102,15 +112,18 @@ class Artifact:
             self.tflite_quantization = manifest.tflite.get("quantization")
         if manifest.openvino:
             self.openvino = os.path.join(path, manifest.openvino["file"])
+        if manifest.openvino_int8:
+            self.openvino_int8 = os.path.join(path, manifest.openvino_int8["file"])
         if manifest.onnx:
             self.onnx = os.path.join(path, manifest.onnx["file"])
             for key, attribute in (("int8_file", "onnx_int8"),
                                    ("int8_vnni_file", "onnx_int8_vnni")):
                 if manifest.onnx.get(key):
                     setattr(self, attribute, os.path.join(path, manifest.onnx[key]))
-        for name in ("saved_model", "tflite", "openvino", "onnx", "onnx_int8", "onnx_int8_vnni"):
+        for name in ("saved_model", "tflite", "openvino", "openvino_int8", "onnx", "onnx_int8",
+                     "onnx_int8_vnni"):
             target = getattr(self, name)
-            if target is not None and not os.path.exists(target):
+            if target is not None and not paths.exists(target):
                 raise ServingLoadError(f"{path}: serving.json lists {target}, which is missing")
 
     def _read_config(self, saved_model: str) -> None:
@@ -118,7 +131,7 @@ class Artifact:
         from albert_tf.export.serving_graph import config_asset_path
 
         config_file = config_asset_path(saved_model)
-        if os.path.isfile(config_file):
+        if paths.isfile(config_file):
             config = AlbertConfig.from_json_file(config_file)
             self.max_seq_length = config.max_position_embeddings
             self.vocab_size, self.type_vocab_size = config.vocab_size, config.type_vocab_size
@@ -127,6 +140,8 @@ class Artifact:
         """What precision=None means: the serving graph's dtype, else the file's own."""
         if self.saved_model:
             return self.precision
+        if self.openvino_int8 and not (self.openvino or self.onnx or self.tflite):
+            return "int8"
         if self.openvino or self.onnx:
             return "fp32"
         return TFLITE_PRECISION.get(self.tflite_quantization or "none", "fp32")

@@ -21,6 +21,12 @@ Profiles (albert_tf.hardware.cpu_profile):
   (the same AVX-512/VNNI kernel families in each engine), bf16 as AVX2 (emulated).
 * arm64 — not measured (no Arm machine here): TensorFlow (oneDNN + ACL) for fp32/bf16, TFLite's
   XNNPACK for int8, its home ground.
+
+int8's static IR ("openvino" at int8: NNCF's, `--int8_calibration_file`; issue 42, RESULTS.md
+"Calibrated int8"): last on AVX2 without VNNI, where it measured at or below OpenVINO f32 (0.86x /
+1.16x the NNCF-on-HF peer at batch 1 / 8, the TFLite int8 file 1.92x / 1.45x); first on the
+AMX-INT8, AVX-512 VNNI and AVX-VNNI (INT8_AVX_VNNI) CPUs, whose int8 dot products it is made for
+(not measured on such CPUs yet); last on Arm (OpenVINO's Arm int8 path unmeasured, XNNPACK's home).
 """
 
 from __future__ import annotations
@@ -34,31 +40,38 @@ AUTO_RULE: dict[str, dict[str, dict[int, tuple[str, ...]]]] = {
         "fp32": {1: ("tflite", "onnxruntime", "openvino", "tensorflow"),
                  8: ("onnxruntime", "tensorflow", "tflite", "openvino")},
         "bf16": {1: ("tensorflow", "openvino"), 8: ("tensorflow", "openvino")},
-        "int8": {1: ("tflite", "onnxruntime"), 8: ("onnxruntime", "tflite")},
+        "int8": {1: ("tflite", "onnxruntime", "openvino"), 8: ("onnxruntime", "tflite", "openvino")},
         "fp16": {1: ("tflite",), 8: ("tflite",)},
     },
     hardware.PROFILE_AVX512: {
         "fp32": {1: ("openvino", "onnxruntime", "tensorflow", "tflite"),
                  8: ("openvino", "onnxruntime", "tensorflow", "tflite")},
         "bf16": {1: ("tensorflow", "openvino"), 8: ("tensorflow", "openvino")},
-        "int8": {1: ("tflite", "onnxruntime"), 8: ("tflite", "onnxruntime")},
+        "int8": {1: ("openvino", "tflite", "onnxruntime"), 8: ("openvino", "tflite", "onnxruntime")},
         "fp16": {1: ("tflite",), 8: ("tflite",)},
     },
     hardware.PROFILE_AMX: {
         "fp32": {1: ("openvino", "onnxruntime", "tensorflow", "tflite"),
                  8: ("openvino", "onnxruntime", "tensorflow", "tflite")},
         "bf16": {1: ("openvino", "tensorflow"), 8: ("openvino", "tensorflow")},
-        "int8": {1: ("tflite", "onnxruntime"), 8: ("tflite", "onnxruntime")},
+        "int8": {1: ("openvino", "tflite", "onnxruntime"), 8: ("openvino", "tflite", "onnxruntime")},
         "fp16": {1: ("tflite",), 8: ("tflite",)},
     },
     hardware.PROFILE_ARM: {
         "fp32": {1: ("tensorflow", "onnxruntime", "openvino", "tflite"),
                  8: ("tensorflow", "onnxruntime", "openvino", "tflite")},
         "bf16": {1: ("tensorflow", "openvino"), 8: ("tensorflow", "openvino")},
-        "int8": {1: ("tflite", "onnxruntime"), 8: ("tflite", "onnxruntime")},
+        "int8": {1: ("tflite", "onnxruntime", "openvino"), 8: ("tflite", "onnxruntime", "openvino")},
         "fp16": {1: ("tflite",), 8: ("tflite",)},
     },
 }
+
+
+# int8 on an x86 CPU with AVX-VNNI but no AVX-512 (Alder Lake and later client cores, Zen 5
+# desktop parts with AVX-512 off): profile x86-avx2 for every other precision, but int8 dot
+# products as on the VNNI Xeons, so int8 follows their order (not measured on such a CPU).
+INT8_AVX_VNNI: dict[int, tuple[str, ...]] = {1: ("openvino", "tflite", "onnxruntime"),
+                                             8: ("openvino", "tflite", "onnxruntime")}
 
 
 def batch_class(batch_size: int | None) -> int:
@@ -68,6 +81,11 @@ def batch_class(batch_size: int | None) -> int:
     return min(BATCH_CLASSES, key=lambda measured: (abs(measured - batch_size), measured))
 
 
-def preferences(profile: str, precision: str, batch_size: int | None = None) -> tuple[str, ...]:
-    """The engines AUTO_RULE lists for this CPU profile, precision and batch, fastest first."""
+def preferences(profile: str, precision: str, batch_size: int | None = None,
+                flags: frozenset[str] | None = None) -> tuple[str, ...]:
+    """The engines AUTO_RULE lists for this CPU profile, precision and batch, fastest first
+    (int8 on an AVX2 CPU with AVX-VNNI, from its `flags`: INT8_AVX_VNNI's)."""
+    if (precision == "int8" and profile == hardware.PROFILE_AVX2 and flags is not None
+            and "avx_vnni" in flags):
+        return INT8_AVX_VNNI[batch_class(batch_size)]
     return AUTO_RULE[profile][precision][batch_class(batch_size)]

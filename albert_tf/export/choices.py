@@ -9,14 +9,15 @@ from __future__ import annotations
 import dataclasses
 
 from albert_tf.options import option
+from albert_tf.training.choices import DTYPE_POLICIES
 
 # --tflite_quantization of the TFLite files (run_classifier/run_squad --export_dir,
 # export_tfhub): float32 weights (the original's), int8 weights with dynamic-range int8
 # matmuls, float16 weights.
 TFLITE_QUANTIZATIONS = ("none", "dynamic_int8", "float16")
-# export_tfhub --dtype → the Keras dtype policy the encoder is built under (mixed precision:
-# bfloat16 compute, float32 variables; the same policies as the training --dtype).
-EXPORT_DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16"}
+# export_tfhub --dtype → the Keras dtype policy the encoder is built with (mixed precision:
+# bfloat16 compute, float32 variables): the training --dtype's table, without float16.
+EXPORT_DTYPE_POLICIES = {name: DTYPE_POLICIES[name] for name in ("float32", "bfloat16")}
 EXPORT_DTYPES = tuple(EXPORT_DTYPE_POLICIES)
 
 
@@ -40,3 +41,15 @@ class ServingFileOptions:
                "'albert-tf[onnx]'): task exports onnx/albert_model.onnx, float32, tf2onnx's "
                "conversion of serving/; export_tfhub onnx/albert_encoder.onnx, our ONNX graph, "
                "and per --onnx_quantization its int8 files.")
+    int8_calibration_file: str | None = option(
+        None, "Calibrate a static int8 export on this file: text lines (tokenized with the "
+              "export's SentencePiece model, a pair tab-separated) or a TFRecord file with "
+              "input_ids/input_mask/segment_ids. Writes openvino/*_int8.xml (OpenVINO IR "
+              "quantized by NNCF; needs pip install 'albert-tf[openvino]'), kept only when it "
+              "passes the accuracy gate on held-out sequences; load_serving(precision='int8') "
+              "picks it. The fine-tuning scripts' --export_dir calibrates on their own training "
+              "records when this is not given.")
+    int8_calibration_steps: int = option(
+        300, "At most this many sequences of the calibration input (every eighth held out for "
+             "the accuracy gate); 0 turns the fine-tuning scripts' default calibration off.",
+        lower_bound=0)

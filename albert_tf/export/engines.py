@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from albert_tf import paths
 from albert_tf import hardware
 from albert_tf.export.artifact import TFLITE_PRECISION, Artifact, ServingLoadError
 from albert_tf.models.encoder import FEATURE_TO_INPUT, INPUT_NAMES
@@ -95,8 +96,7 @@ def _tflite(artifact: Artifact, file: str, precision: str, num_threads: int | No
     from albert_tf.export.tflite import signature_runner
 
     del precision  # the file's own quantization
-    with open(file, "rb") as f:
-        content = f.read()
+    content = paths.read_bytes(file)
     first = signature_runner(content, num_threads)
     pool = _Pool(lambda: signature_runner(content, num_threads), first)
     details = first.get_input_details()
@@ -151,6 +151,8 @@ def _openvino(artifact: Artifact, file: str, precision: str, num_threads: int | 
     model = _openvino_model(ov, artifact, file)
     config: dict[str, Any] = {"INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32",
                               "PERFORMANCE_HINT": "LATENCY"}
+    if precision == "int8":  # a static int8 IR: its float ops in OpenVINO's own choice
+        del config["INFERENCE_PRECISION_HINT"]  # (as the export's accuracy gate ran it)
     if num_threads:
         config["INFERENCE_NUM_THREADS"] = int(num_threads)
     compiled = ov.Core().compile_model(model, "CPU", config)
@@ -175,6 +177,8 @@ def _openvino(artifact: Artifact, file: str, precision: str, num_threads: int | 
     # What OpenVINO really runs: f32 on CPUs without bf16 units, whatever was asked.
     runs = compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
     run.runs = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}.get(runs, runs)
+    if precision == "int8":
+        run.runs = None  # int8 matmuls; the hint covers only the ops left in float
     return run
 
 
@@ -222,6 +226,8 @@ def _tflite_files(artifact: Artifact, precision: str) -> Iterator[str]:
 def _openvino_files(artifact: Artifact, precision: str) -> Iterator[str]:
     if precision in ("fp32", "bf16"):  # any float graph: OpenVINO picks the precision
         yield from (f for f in (artifact.openvino, artifact.onnx, artifact.saved_model) if f)
+    elif precision == "int8" and artifact.openvino_int8:  # NNCF's static int8 IR
+        yield artifact.openvino_int8
 
 
 def _onnxruntime_files(artifact: Artifact, precision: str) -> Iterator[str]:
@@ -263,9 +269,12 @@ ENGINES: dict[str, Engine] = {engine.name: engine for engine in (
            ("fp32", "int8", "fp16"), _tflite_files, _tflite,
            {p: f"a TFLite file written with --tflite_quantization={q}"
             for q, p in TFLITE_PRECISION.items()}),
-    Engine("openvino", "openvino", "openvino", ("fp32", "bf16"), _openvino_files, _openvino,
+    Engine("openvino", "openvino", "openvino", ("fp32", "bf16", "int8"), _openvino_files,
+           _openvino,
            {"fp32": "a float graph (serving/, --openvino_ir or --onnx)",
-            "bf16": "a float graph (serving/, --openvino_ir or --onnx)"}),
+            "bf16": "a float graph (serving/, --openvino_ir or --onnx)",
+            "int8": "the static int8 IR of --int8_calibration_file (export_tfhub, "
+                    "run_classifier, run_squad --export_dir)"}),
     Engine("onnxruntime", "onnxruntime", "onnx", ("fp32", "int8"), _onnxruntime_files,
            _onnxruntime,
            {"fp32": "the ONNX file of --onnx (export_tfhub, run_classifier, run_squad)",

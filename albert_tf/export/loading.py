@@ -107,12 +107,7 @@ def load_keras_encoder(handle: str, dtype: str | None = None) -> AlbertEncoder:
     dtype = dtype or (stored.numpy().decode("utf-8") if stored is not None else "float32")
     if dtype not in EXPORT_DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(EXPORT_DTYPES)}, got {dtype!r}")
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(EXPORT_DTYPE_POLICIES[dtype])
-    try:
-        encoder = AlbertEncoder(config)
-    finally:
-        keras.config.set_dtype_policy(previous)
+    encoder = AlbertEncoder(config, dtype=EXPORT_DTYPE_POLICIES[dtype])
     targets = keyed_variables(encoder.variables)
     # The SavedModel keeps TensorFlow's variable names: the Keras path and ":0".
     sources = {key.rpartition(":")[0] or key: variable

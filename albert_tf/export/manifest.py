@@ -10,6 +10,7 @@ The JSON keys are those of every export written so far (older exports load uncha
                 "inputs": {...}},
      "openvino": {"file": "openvino/albert_encoder.xml"},
      "onnx": {"file": ..., "int8_file": ..., "int8_vnni_file": ...},
+     "openvino_int8": {"file": "openvino/albert_encoder_int8.xml", ...},  # NNCF static int8
      ...}                                                        # extra keys: e.g. "threshold"
 
 Standard library only (no TensorFlow): the loader reads it before any engine starts.
@@ -21,6 +22,8 @@ import dataclasses
 import json
 import os
 from typing import Any
+
+from albert_tf import paths
 
 MANIFEST = "serving.json"
 ENCODER_OUTPUTS = ("sequence_output", "pooled_output")
@@ -44,6 +47,7 @@ class Manifest:
     tflite: dict[str, Any] | None = None
     openvino: dict[str, Any] | None = None
     onnx: dict[str, Any] | None = None
+    openvino_int8: dict[str, Any] | None = None  # static int8 IR (int8_calibration.py)
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -60,7 +64,7 @@ class Manifest:
     def from_dict(cls, data: dict[str, Any], source: str = MANIFEST) -> "Manifest":
         names = {field.name for field in dataclasses.fields(cls)} - {"extra"}
         known = {key: value for key, value in data.items() if key in names}
-        for key in ("tflite", "openvino", "onnx"):
+        for key in ("tflite", "openvino", "onnx", "openvino_int8"):
             entry = known.get(key)
             if entry is not None and not (isinstance(entry, dict) and "file" in entry):
                 raise ManifestError(f"{source}: field {key!r} must be an object with a 'file', "
@@ -74,7 +78,7 @@ class Manifest:
         found = {}
         if self.saved_model:
             found["saved_model"] = self.saved_model
-        for key in ("tflite", "openvino", "onnx"):
+        for key in ("tflite", "openvino", "onnx", "openvino_int8"):
             entry = getattr(self, key)
             if entry:
                 found[key] = entry["file"]
@@ -87,9 +91,9 @@ class Manifest:
 def read_manifest(export_dir: str) -> Manifest | None:
     """serving.json of an export directory, None when it has none (older exports)."""
     path = os.path.join(os.fspath(export_dir), MANIFEST)
-    if not os.path.isfile(path):
+    if not paths.isfile(path):
         return None
-    with open(path, encoding="utf-8") as f:
+    with paths.open_file(path) as f:
         try:
             data = json.load(f)
         except json.JSONDecodeError as error:

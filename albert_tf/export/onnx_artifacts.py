@@ -13,7 +13,7 @@ Inside an encoder export directory (`export_tfhub --onnx`):
 
 and an "onnx" entry in serving.json (`load_serving(..., backend="onnxruntime")` reads it).
 Both files have dynamic batch and sequence length (up to max_position_embeddings). The float32
-file is checked against the Keras model (ONNX Runtime, within the export's 1e-5) before it is
+file is checked against the Keras model (ONNX Runtime, within parity.py's bound) before it is
 written; the int8 one for finite outputs, with its difference logged. Needs the optional
 packages `onnx` and `onnxruntime` (`pip install 'albert-tf[onnx]'`), imported only here.
 
@@ -42,6 +42,7 @@ from albert_tf import hardware
 
 from albert_tf.export.manifest import Manifest, read_manifest, write_manifest
 from albert_tf.export.onnx_graph import OUTPUT_NAMES, OnnxBuildError, build_onnx_encoder
+from albert_tf.export.parity import FLOAT32_TOLERANCE, max_difference, model_tolerance
 from albert_tf.export.serving_graph import check_inputs
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
@@ -49,7 +50,7 @@ ONNX_DIR = "onnx"
 ONNX_FILE = "albert_encoder.onnx"
 ONNX_INT8_FILE = "albert_encoder_int8.onnx"
 ONNX_QUANTIZATIONS = ("none", "dynamic_int8")
-FLOAT_TOLERANCE = 1e-5  # max |ONNX Runtime − Keras|, float32 (the export's check)
+FLOAT_TOLERANCE = FLOAT32_TOLERANCE  # max |ONNX Runtime − Keras|, float32 (parity.py)
 # weight_type "uint8" (U8U8 kernels, no int16 saturation) is accurate without VNNI too, but
 # measured 0.88x ORT's own int8 at batch 8 on the AVX2 EPYC (benchmarks/RESULTS.md).
 INT8_OPTIONS: dict[str, Any] = {"per_channel": False, "reduce_range": True, "fuse": True,
@@ -149,8 +150,8 @@ def write_onnx_artifacts(encoder: AlbertEncoder, export_dir: str,
     sample = check_inputs(encoder.config.vocab_size, 3, 16)
     want = _keras_outputs(encoder, sample)
     relative = encoder.compute_dtype != "float32"  # a bf16 model: our file computes float32
-    difference = _max_difference(_run(session(path), sample), want, relative)
-    tolerance = FLOAT_TOLERANCE if not relative else 2 ** -5
+    difference = max_difference(_run(session(path), sample), want, relative, OUTPUT_NAMES)
+    tolerance = model_tolerance(relative)
     if not difference <= tolerance:
         raise OnnxExportError(f"{path}: ONNX Runtime's outputs differ from the model by "
                               f"{difference:.3g} (expected ≤ {tolerance})")
@@ -188,14 +189,8 @@ def _write_int8(source: str, destination: str, encoder: AlbertEncoder,
             if full_range and not hardware.has_int8_dot() else "")
     logging.info("Wrote %s (dynamic int8, %s weights; max difference to Keras %.2g of the "
                  "outputs' magnitude%s)", relative_path, "8-bit" if full_range else "7-bit",
-                 _max_difference(got, want, relative=True), note)
+                 max_difference(got, want, relative=True, keys=OUTPUT_NAMES), note)
     return relative_path
-
-
-def _max_difference(got: dict, want: dict, relative: bool = False) -> float:
-    return max(float(np.abs(got[k] - want[k]).max())
-               / (max(float(np.abs(want[k]).max()), 1e-30) if relative else 1.0)
-               for k in OUTPUT_NAMES)
 
 
 __all__ = ["INPUT_NAMES", "ONNX_FILE", "ONNX_INT8_FILE", "ONNX_QUANTIZATIONS", "OnnxExportError",
@@ -246,7 +241,7 @@ def write_task_onnx(model: Any, export_dir: str, outputs_fn: Any) -> dict[str, A
         onnx_session = session(staged)
         got = dict(zip(structured, onnx_session.run(list(structured), sample)))
         floats = [k for k in want if np.issubdtype(want[k].dtype, np.floating)]
-        difference = max(float(np.abs(got[k] - want[k]).max()) for k in floats)
+        difference = max_difference(got, want, keys=floats)
         if not difference <= FLOAT_TOLERANCE:
             raise OnnxExportError(f"{path}: ONNX Runtime's outputs differ from the serving graph "
                                   f"by {difference:.3g} (expected ≤ {FLOAT_TOLERANCE})")

@@ -34,7 +34,7 @@ from typing import Any, Mapping
 import numpy as np
 from absl import flags, logging
 
-from albert_tf import hardware
+from albert_tf import hardware, paths
 from albert_tf.export.auto_rule import preferences
 from albert_tf.export.artifact import (PRECISION_ALIASES, PRECISIONS, Artifact,
                                        ServingLoadError)
@@ -79,7 +79,8 @@ def auto_backend(artifact: Artifact, precision: str | None = None, batch_size: i
     CPU of `artifact.cpu_flags`, or `profile`): AUTO_RULE's first engine that qualifies."""
     precision = normalize_precision(precision) or artifact.default_precision()
     profile = profile or hardware.cpu_profile(artifact.cpu_flags)
-    ordered = preferences(profile, precision, batch_size)
+    ordered = preferences(profile, precision, batch_size,
+                          hardware.cpu_flags() if artifact.cpu_flags is None else artifact.cpu_flags)
     ordered += tuple(name for name in FALLBACK_ORDER if name not in ordered)
     reasons = []
     for name in ordered:
@@ -161,7 +162,8 @@ def load_serving(path: str, backend: str = "auto", num_threads: int | None = Non
     if backend not in BACKENDS:
         raise ServingLoadError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     precision = normalize_precision(precision)
-    artifact = Artifact(path)
+    # An export on a bucket is read from a local copy: the engines open local files only.
+    artifact = Artifact(paths.staged_copy(path, companions=(".bin",)))
     if backend == "auto":
         chosen, precision = auto_backend(artifact, precision, batch_size)
     else:

@@ -33,6 +33,8 @@ from absl import logging
 
 from albert_tf.export import tflite
 from albert_tf.export.manifest import MANIFEST, Manifest, read_manifest, write_manifest
+from albert_tf.export.parity import (BF16_RELATIVE_TOLERANCE, CONVERTED_FILE_TOLERANCE,  # noqa: F401
+                                     FLOAT32_TOLERANCE, max_difference, model_tolerance)
 from albert_tf.export.serving_graph import (ORIGINAL_INPUT_NAMES, SERVING_DIR, SERVING_OUTPUTS,
                                             OutputsFn, check_inputs, describe, encoder_outputs,
                                             float32_copy, frozen_serving_function,
@@ -43,23 +45,14 @@ TFLITE_ENCODER_FILE = "albert_encoder.tflite"
 OPENVINO_DIR = "openvino"
 OPENVINO_FILE = "albert_encoder.xml"
 OPENVINO_TASK_FILE = "albert_model.xml"  # a task export's IR, named like its albert_model.tflite
-# Max |TFLite − TF| (or OpenVINO IR − TF) on the check input of a float32 file, relative to
-# the outputs' magnitude.
-# Quantized files are only checked for finite outputs (their error is the quantization's).
-FLOAT_TFLITE_TOLERANCE = 1e-4
-# A task export's serving graph vs its Keras model (the encoder export's bounds, export_tfhub):
-# float32 absolute; bfloat16 relative to each output's largest magnitude.
-SERVING_TOLERANCE = 1e-5
-BF16_RELATIVE_TOLERANCE = 2.0 ** -5
+# The bounds of the checks below, named where they are defined (parity.py): a float32 TFLite
+# file or OpenVINO IR vs its TF graph; a task export's serving graph vs its Keras model.
+FLOAT_TFLITE_TOLERANCE = CONVERTED_FILE_TOLERANCE
+SERVING_TOLERANCE = FLOAT32_TOLERANCE
 
 
 class ServingExportError(RuntimeError):
     """A serving artifact failed its conversion or its check (one line)."""
-
-
-def _relative_difference(got: dict, want: dict) -> float:
-    return max(float(np.abs(np.asarray(got[k]) - np.asarray(want[k])).max())
-               / max(float(np.abs(np.asarray(want[k])).max()), 1e-30) for k in SERVING_OUTPUTS)
 
 
 def write_encoder_tflite(encoder: AlbertEncoder, path: str, quantization: str,
@@ -77,7 +70,7 @@ def write_encoder_tflite(encoder: AlbertEncoder, path: str, quantization: str,
         raise ServingExportError(f"{path}: the converted model's outputs are not finite on a "
                                  "sample input; nothing written")
     want = {k: v.numpy() for k, v in fn(**{k: tf.constant(v) for k, v in sample.items()}).items()}
-    difference = _relative_difference(got, want)
+    difference = max_difference(got, want, relative=True, keys=SERVING_OUTPUTS)
     if quantization == "none" and not difference <= FLOAT_TFLITE_TOLERANCE:
         raise ServingExportError(f"{path}: float32 TFLite differs from the graph by "
                                  f"{difference:.3g} (relative; expected ≤ "
@@ -124,12 +117,12 @@ def _check_openvino_ir(ov: Any, xml: str, fn: Any, vocab_size: int) -> float:
     result = compiled.create_infer_request().infer(
         {port: sample[next(n for n in INPUT_NAMES if n in port.get_names())]
          for port in compiled.inputs})
-    difference = 0.0
+    got = {}
     for port, value in result.items():
         name = next((n for n in want if n in port.get_names()), None)
         if name is not None and np.issubdtype(want[name].dtype, np.floating):
-            difference = max(difference, float(np.abs(value - want[name]).max())
-                             / max(float(np.abs(want[name]).max()), 1e-30))
+            got[name] = value
+    difference = max_difference(got, want, relative=True, keys=got) if got else 0.0
     if not difference <= FLOAT_TFLITE_TOLERANCE:
         raise ServingExportError(f"{xml}: OpenVINO's outputs differ from the graph by "
                                  f"{difference:.3g} (relative; expected ≤ "
@@ -139,9 +132,12 @@ def _check_openvino_ir(ov: Any, xml: str, fn: Any, vocab_size: int) -> float:
 
 def write_serving_artifacts(encoder: AlbertEncoder, export_dir: str,
                             tflite_quantization: str | None = None, tflite_seq_length: int = 128,
-                            openvino_ir: bool = False) -> Manifest:
+                            openvino_ir: bool = False,
+                            int8_calibration: Sequence[dict] | None = None) -> Manifest:
     """Writes serving/, the optional TFLite and OpenVINO files and serving.json into
-    `export_dir` (an existing, staged directory); returns the manifest."""
+    `export_dir` (an existing, staged directory); returns the manifest. `int8_calibration`
+    (calibration_data.read_calibration's samples) adds the static int8 IR when it passes its
+    accuracy gate (int8_calibration.py)."""
     manifest = describe(encoder)
     save_serving_model(encoder, os.path.join(export_dir, SERVING_DIR))
     manifest.saved_model = SERVING_DIR
@@ -155,6 +151,10 @@ def write_serving_artifacts(encoder: AlbertEncoder, export_dir: str,
             tflite_seq_length)
     if openvino_ir:
         manifest.openvino = write_openvino_ir(encoder, os.path.join(export_dir, OPENVINO_DIR))
+    if int8_calibration:
+        from albert_tf.export.int8_calibration import write_openvino_int8  # optional packages
+
+        manifest.openvino_int8 = write_openvino_int8(encoder, export_dir, int8_calibration)
     write_manifest(export_dir, manifest)
     return manifest
 
@@ -181,10 +181,8 @@ def _check_task_serving(saved_model: str, model: Any, outputs_fn: OutputsFn,
         raise ServingExportError(f"{saved_model}: outputs {sorted(got)} differ in names or "
                                  f"dtypes from the model's {sorted(want)}")
     relative = str(model.compute_dtype) != "float32"
-    difference = max(float(np.abs(got[k] - want[k]).max())
-                     / (max(float(np.abs(want[k]).max()), 1e-30) if relative else 1.0)
-                     for k in floats)
-    bound = BF16_RELATIVE_TOLERANCE if relative else SERVING_TOLERANCE
+    difference = max_difference(got, want, relative, keys=floats)
+    bound = model_tolerance(relative)
     if not difference <= bound:
         raise ServingExportError(f"{saved_model}: the serving graph differs from the Keras model "
                                  f"by {difference:.3g} (expected ≤ {bound:.3g}"
@@ -196,6 +194,7 @@ def write_task_serving_artifacts(model: Any, float32_model: Any, export_dir: str
                                  outputs_fn: OutputsFn, outputs: Sequence[str], task: str,
                                  seq_length: int, tflite_entry: dict[str, Any] | None = None,
                                  openvino_ir: bool = False, onnx: bool = False,
+                                 int8_calibration: Sequence[dict] | None = None,
                                  **extra: Any) -> Manifest:
     """Writes a fine-tuned task model's serving/ graph, the optional OpenVINO IR and ONNX file
     (`onnx_artifacts.write_task_onnx`) and serving.json into `export_dir` (an existing, staged directory); returns the manifest.
@@ -205,7 +204,8 @@ def write_task_serving_artifacts(model: Any, float32_model: Any, export_dir: str
     float32 weights). `outputs_fn` maps the model's outputs to `outputs`; `seq_length` is the
     task's max_seq_length (the sample the graph is checked on); `tflite_entry`: the manifest
     entry of the TFLite file the export wrote (`task_tflite_entry`); `extra`: more manifest
-    keys (e.g. the classifier's threshold)."""
+    keys (e.g. the classifier's threshold); `int8_calibration`: samples for the static int8 IR
+    (int8_calibration.py; kept when it passes its accuracy gate)."""
     serving_model = model if str(model.compute_dtype) == "bfloat16" else float32_model
     if str(float32_model.compute_dtype) != "float32":
         raise ValueError(f"float32_model computes in {float32_model.compute_dtype}, not float32")
@@ -228,6 +228,11 @@ def write_task_serving_artifacts(model: Any, float32_model: Any, export_dir: str
         from albert_tf.export.onnx_artifacts import write_task_onnx  # optional packages
 
         manifest.onnx = write_task_onnx(float32_model, export_dir, outputs_fn)
+    if int8_calibration:
+        from albert_tf.export.int8_calibration import OPENVINO_TASK_INT8_FILE, write_openvino_int8
+
+        manifest.openvino_int8 = write_openvino_int8(float32_model, export_dir, int8_calibration,
+                                                     outputs_fn, OPENVINO_TASK_INT8_FILE)
     write_manifest(export_dir, manifest)
     return manifest
 

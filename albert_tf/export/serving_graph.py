@@ -35,6 +35,7 @@ import tensorflow as tf
 from albert_tf.export.encoder_export import CONFIG_ASSET
 from albert_tf.export.manifest import ENCODER_OUTPUTS, Manifest
 from albert_tf.models.encoder import FEATURE_TO_INPUT, INPUT_NAMES, AlbertEncoder
+from albert_tf.models.precision import float32_copy  # noqa: F401  (its public name here)
 from albert_tf.training.frozen_weights import frozen_function
 
 SERVING_DIR = "serving"  # the frozen SavedModel inside an encoder export directory
@@ -125,22 +126,6 @@ def save_serving_model(encoder: AlbertEncoder, path: str,
         module.albert_config_file = tf.saved_model.Asset(config_file)
         tf.saved_model.save(module, os.fspath(path), signatures={"serving_default": module.serve})
     return os.fspath(path)
-
-
-def float32_copy(encoder: AlbertEncoder) -> AlbertEncoder:
-    """`encoder` itself when it computes in float32, else a float32 encoder with its weights
-    (for the TFLite and OpenVINO files, which are written in float32 and quantized by their own
-    converters)."""
-    if encoder.compute_dtype == "float32":
-        return encoder
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy("float32")
-    try:
-        copy = AlbertEncoder(encoder.config)
-    finally:
-        keras.config.set_dtype_policy(previous)
-    copy.set_weights(encoder.get_weights())
-    return copy
 
 
 def config_asset_path(saved_model_dir: str) -> str:

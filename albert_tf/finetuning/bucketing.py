@@ -36,6 +36,8 @@ from typing import Any, Mapping
 
 import tensorflow as tf
 
+from albert_tf.training import distribute
+
 DEFAULT_STEP = 16
 # Passthrough key of eval/predict batches: the example's position in its file.
 ORDER_KEY = "_bucketing_example_order"
@@ -147,4 +149,4 @@ def restore_order(results: dict[str, Any]) -> dict[str, Any]:
 
 def uses_static_shapes(strategy: tf.distribute.Strategy) -> bool:
     """True on TPUs, where every batch must have one compiled shape."""
-    return isinstance(strategy, tf.distribute.TPUStrategy)
+    return distribute.is_tpu(strategy)

@@ -44,7 +44,8 @@ class FineTuningOptions(LoopOptions):
               "ours (every encoder variable must be present; the log states the counts).")
     albert_hub_module_handle: str | None = option(
         None, "An encoder export (python -m albert_tf.export_tfhub) or one of the original's "
-              "TF1 Hub modules (unpacked directory) fine-tuned instead of config + checkpoint; "
+              "TF1 Hub modules or a TF Model Garden TF2 Hub encoder (albert_en_*/3; unpacked "
+              "directory) fine-tuned instead of config + checkpoint; "
               "its SentencePiece model is used unless --spm_model_file is given (Q21 fixed).")
     do_lower_case: bool = option(True, "Lower-case the text (preprocess_text).")
     max_seq_length: int = option(512, "Sequence length after tokenization.", lower_bound=3)

@@ -22,6 +22,8 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
+from albert_tf.checkpoints.keras_hub_files import is_keras_hub_preset
+from albert_tf.checkpoints.model_garden_files import is_model_garden_export
 from albert_tf.checkpoints.tf1_hub_files import is_tf1_hub_module
 from albert_tf.config import AlbertConfig
 from albert_tf.flag_errors import checkpoint_errors
@@ -49,6 +51,11 @@ def config_source(opts: Any) -> str:
         return f"the config.json of --init_checkpoint={opts.init_checkpoint}"
     if not opts.albert_config_file and is_tf1_hub_module(getattr(opts, "init_checkpoint", None)):
         return f"the albert_config.json of --init_checkpoint={opts.init_checkpoint}"
+    if not opts.albert_config_file and is_model_garden_export(getattr(opts, "init_checkpoint",
+                                                                      None)):
+        return f"the config inferred from --init_checkpoint={opts.init_checkpoint}"
+    if not opts.albert_config_file and is_keras_hub_preset(getattr(opts, "init_checkpoint", None)):
+        return f"the config.json of --init_checkpoint={opts.init_checkpoint}"
     return f"--albert_config_file={opts.albert_config_file}"
 
 
@@ -64,8 +71,11 @@ def tokenizer_source(opts: Any) -> str:
     if getattr(opts, "albert_hub_module_handle", None):
         return ("the SentencePiece model of "
                 f"--albert_hub_module_handle={opts.albert_hub_module_handle}")
-    if is_tf1_hub_module(getattr(opts, "init_checkpoint", None)):
+    if is_tf1_hub_module(getattr(opts, "init_checkpoint", None)) or is_model_garden_export(
+            getattr(opts, "init_checkpoint", None)):
         return f"the SentencePiece model of --init_checkpoint={opts.init_checkpoint}"
+    if is_keras_hub_preset(getattr(opts, "init_checkpoint", None)):
+        return f"the vocabulary.spm of --init_checkpoint={opts.init_checkpoint}"
     return f"the spiece.model of --init_checkpoint={opts.init_checkpoint}"
 
 

@@ -37,6 +37,8 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.model_source import initial_checkpoint, task_config, task_model_fn, task_tokenizer
+from albert_tf.models.precision import float32_copy
+from albert_tf.options import field_default
 from albert_tf.checkpoints.warm_starting import RestoreReport, head_parts, warm_start
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.bucketing import LengthBuckets, uses_static_shapes
@@ -49,6 +51,7 @@ from albert_tf.training import Callback, Objective, Trainer, create_optimizer
 from albert_tf.training.checkpoint_eval import (BEST_PREFIX, CheckpointEvaluator, PollSettings,
                                                 follow_training, numbered_checkpoints)
 from albert_tf.training.loop import LoopConfig
+from albert_tf.training.loop_options import CheckpointSettings
 from albert_tf.training.summaries import write_scalars
 
 __all__ = ["EvaluateOnSave", "ExportOptions", "Features", "FineTuningError", "FineTuningOptions",
@@ -75,7 +78,7 @@ class TrainingPlan:
     num_train_steps: int
     num_warmup_steps: int
     optimizer_name: str = "adamw"
-    keep_checkpoint_max: int = 5
+    keep_checkpoint_max: int = field_default(CheckpointSettings, "keep_checkpoint_max")
     predict_outputs: Sequence[str] = ("logits",)
     model_inputs: Callable[[dict], dict] | None = None
 
@@ -117,7 +120,7 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
     opts: OptionsT
     config: AlbertConfig
     tokenizer: Any  # tokenization.FullTokenizer
-    model_fn: Callable[[], keras.Model]
+    model_fn: Callable[..., keras.Model]
     result: ResultT
     examples: Any  # what `read_examples` returned
     features: "Features"  # what `build_features` returned; its records and decoder:
@@ -346,16 +349,9 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
         """The model for a float export (TFLite has no bfloat16 kernels): the trained model,
         or under --dtype=bfloat16/float16 a float32 copy holding its current weights."""
         model = self.trainer.model
-        if model.dtype_policy.compute_dtype == "float32":
-            return model
-        previous = keras.config.dtype_policy()
-        keras.config.set_dtype_policy("float32")
-        try:
-            copy = self.model_fn()
-        finally:
-            keras.config.set_dtype_policy(previous)
-        copy.set_weights(model.get_weights())
-        logging.info("Exporting a float32 copy of the %s model", model.dtype_policy.name)
+        copy = float32_copy(model, self.model_fn)
+        if copy is not model:
+            logging.info("Exporting a float32 copy of the %s model", model.dtype_policy.name)
         return copy
 
     @property

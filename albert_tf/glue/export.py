@@ -66,7 +66,7 @@ def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
                       is_regression: bool, threshold_to_export: float = float("nan"),
                       tflite_quantization: str = "none", vocab_size: int | None = None,
                       tflite_model: keras.Model | None = None, openvino_ir: bool = False,
-                      onnx: bool = False) -> str:
+                      onnx: bool = False, int8_calibration: list | None = None) -> str:
     """Writes the serving SavedModel, `albert_model.tflite`, `serving/`, `serving.json`, with
     `openvino_ir` the OpenVINO IR and with `onnx` onnx/albert_model.onnx to `export_dir`
     (replacing an older export there).
@@ -85,7 +85,8 @@ def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
         write_task_serving_artifacts(
             model, lite_model, staging, lambda out: classifier_outputs(out, is_regression),
             CLASSIFIER_OUTPUTS, "regression" if is_regression else "classifier", max_seq_length,
-            task_tflite_entry(tflite_quantization, max_seq_length), openvino_ir, onnx, **extra)
+            task_tflite_entry(tflite_quantization, max_seq_length), openvino_ir, onnx,
+            int8_calibration, **extra)
     logging.info("Exported serving model to %s%s", export_dir,
                  "" if threshold is None else f" (threshold {threshold})")
     return export_dir

@@ -7,8 +7,9 @@ import dataclasses
 
 from albert_tf.finetuning.options import ExportOptions, FixedStepOptions
 from albert_tf.glue.examples import TASK_NAMES
-from albert_tf.options import FloatRange, option
+from albert_tf.options import FloatRange, option, reworded
 from albert_tf.training.choices import OPTIMIZER_NAMES
+from albert_tf.training.loop_options import CheckpointSettings
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -24,9 +25,10 @@ class GlueRunOptions(FixedStepOptions, ExportOptions):
         None, "Where <task>_{train,eval,predict}.tf_record are cached (default: --output_dir). "
               "A file here built with other settings is refused; one without a settings sidecar "
               "(e.g. the original's) is reused with a warning.")
-    keep_checkpoint_max: int = option(
-        5, "Accepted for the original's command lines; unused there and here (Q19): all "
-           "checkpoints are kept until the eval loop prunes them.", lower_bound=1)
+    keep_checkpoint_max: int = reworded(
+        CheckpointSettings, "keep_checkpoint_max",
+        "Accepted for the original's command lines; unused there and here (Q19): all "
+        "checkpoints are kept until the eval loop prunes them.")
     optimizer: str = option("adamw", "adamw or lamb.", choices=OPTIMIZER_NAMES)
     threshold_to_export: float = option(
         float("nan"), "If set, a constant 'threshold' output is added to the serving signature.",

@@ -19,6 +19,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
+from albert_tf.export.calibration_data import task_calibration
 from albert_tf.finetuning.metrics import mean_of_batch_means
 from albert_tf.finetuning.run import (Features, FineTuningError, FineTuningResult, FineTuningRun,
                                       TrainingPlan)
@@ -149,7 +150,11 @@ class GlueRun(FineTuningRun[GlueRunOptions, GlueRunResult],
             self.trainer.model, self.opts.export_dir, self.opts.max_seq_length,
             self.task.is_regression, self.opts.threshold_to_export,
             self.opts.tflite_quantization, self.config.vocab_size, self.float32_model(),
-            openvino_ir=self.opts.openvino_ir, onnx=self.opts.onnx)
+            openvino_ir=self.opts.openvino_ir, onnx=self.opts.onnx,
+            int8_calibration=task_calibration(
+                self.opts, records.cache_path(self.opts.cached_dir or self.opts.output_dir,
+                                              self.task.name, "train"),
+                self.config.vocab_size, self.config.type_vocab_size, self.opts.max_seq_length))
 
 
 def run(opts: GlueRunOptions, strategy: tf.distribute.Strategy | None = None) -> GlueRunResult:

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from albert_tf import paths
 from albert_tf.atomic_files import atomic_file
 from albert_tf.glue.metrics import predictions_from_logits
 from albert_tf.glue.examples import TASKS, GlueTask
@@ -73,8 +74,7 @@ def write_prediction_files(output_dir: str, task: GlueTask, guids: Sequence[str]
 def read_submission(path: str, task: GlueTask) -> list[tuple[str, str | float]]:
     """(index, prediction) rows of a submission file, validated as the GLUE server would:
     the exact header, two fields per row, unique indices, known labels / numeric scores."""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
+    lines = paths.read_text(path).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     if not lines or tuple(lines[0].split("\t")) != HEADER:

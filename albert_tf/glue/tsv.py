@@ -10,7 +10,8 @@ wild: a UTF-8 byte-order mark, Windows line endings and blank lines. Every row k
 from __future__ import annotations
 
 import dataclasses
-import os
+
+from albert_tf import paths
 
 
 class GlueDataError(ValueError):
@@ -27,17 +28,9 @@ class TsvRow:
 
 def read_bytes(path: str) -> bytes:
     """A file's bytes; `gs://`-style paths go through tf.io.gfile as in the original."""
-    if "://" in path:
-        import tensorflow as tf
-
-        if not tf.io.gfile.exists(path):
-            raise GlueDataError(f"{path}: file not found")
-        with tf.io.gfile.GFile(path, "rb") as f:
-            return f.read()
-    if not os.path.isfile(path):
+    if not paths.isfile(path):
         raise GlueDataError(f"{path}: file not found")
-    with open(path, "rb") as f:
-        return f.read()
+    return paths.read_bytes(path)
 
 
 def decode_utf8(data: bytes, path: str) -> str:

@@ -1,4 +1,8 @@
-"""Keras layers of ALBERT, each usable in your own functional model."""
+"""Keras layers of ALBERT, each usable in your own functional model.
+
+Each takes `dtype=` (a Keras `DTypePolicy`) and passes it to its sublayers; the LayerNorms,
+the attention softmax and the heads' logits stay float32 under a mixed policy.
+"""
 
 from albert_tf.layers.activations import gelu_exact, gelu_tanh, get_activation
 from albert_tf.layers.attention import AttentionSublayer, attention_mask_bias

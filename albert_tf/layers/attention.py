@@ -62,14 +62,17 @@ class AttentionSublayer(keras.layers.Layer):
 
         def dense(name: str) -> keras.layers.Dense:
             return keras.layers.Dense(
-                hidden_size, kernel_initializer=truncated_normal(initializer_range), name=name)
+                hidden_size, kernel_initializer=truncated_normal(initializer_range),
+                dtype=self.dtype_policy, name=name)
 
         self.query = dense("query")
         self.key = dense("key")
         self.value = dense("value")
         self.output_dense = dense("output_dense")
-        self.probs_dropout = keras.layers.Dropout(attention_probs_dropout_prob, name="probs_dropout")
-        self.output_dropout = keras.layers.Dropout(hidden_dropout_prob, name="output_dropout")
+        self.probs_dropout = keras.layers.Dropout(attention_probs_dropout_prob,
+                                                  dtype=self.dtype_policy, name="probs_dropout")
+        self.output_dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy,
+                                                   name="output_dropout")
         self.layer_norm = layer_norm("layer_norm")
 
     def build(self, input_shape):

@@ -49,9 +49,11 @@ class FeedForwardSublayer(keras.layers.Layer):
         self.activation = get_activation(hidden_act)
         self.training_activation = with_fused_gradient(self.activation)
         self.intermediate = keras.layers.Dense(
-            intermediate_size, kernel_initializer=init, name="intermediate")
-        self.output_dense = keras.layers.Dense(hidden_size, kernel_initializer=init, name="output_dense")
-        self.dropout = keras.layers.Dropout(hidden_dropout_prob, name="dropout")
+            intermediate_size, kernel_initializer=init, dtype=self.dtype_policy, name="intermediate")
+        self.output_dense = keras.layers.Dense(hidden_size, kernel_initializer=init,
+                                               dtype=self.dtype_policy, name="output_dense")
+        self.dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy,
+                                            name="dropout")
         self.layer_norm = layer_norm("layer_norm")
 
     def build(self, input_shape):

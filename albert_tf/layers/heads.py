@@ -28,7 +28,7 @@ class Pooler(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.dense = keras.layers.Dense(
             hidden_size, activation="tanh", kernel_initializer=truncated_normal(initializer_range),
-            name="dense")
+            dtype=self.dtype_policy, name="dense")
 
     def build(self, input_shape):
         self.dense.build((None, self.hidden_size))
@@ -49,12 +49,14 @@ class MaskedLMHead(keras.layers.Layer):
 
     `embedding` is the model's AlbertEmbedding: its word table is the decoder, as the
     original ties them (faithfulness §3.2). Built standalone (e.g. from_config), the head makes
-    its own V×E decoder table instead.
+    its own V×E decoder table instead. The head computes in float32 (its LayerNorm and logits);
+    its E-transform dense computes in `dense_dtype`, the model's policy (default the global one).
     """
 
     def __init__(self, vocab_size: int, hidden_size: int, embedding_size: int,
                  hidden_act: str = "gelu", initializer_range: float = 0.02,
-                 embedding: AlbertEmbedding | None = None, **kwargs: Any):
+                 embedding: AlbertEmbedding | None = None,
+                 dense_dtype: str | keras.DTypePolicy | dict | None = None, **kwargs: Any):
         kwargs.setdefault("dtype", "float32")  # logits in float32 under mixed precision
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
@@ -66,7 +68,8 @@ class MaskedLMHead(keras.layers.Layer):
         self._embedding = [embedding] if embedding is not None else None
         self.dense = keras.layers.Dense(
             embedding_size, activation=get_activation(hidden_act),
-            kernel_initializer=truncated_normal(initializer_range), name="dense")
+            kernel_initializer=truncated_normal(initializer_range), dtype=dense_dtype,
+            name="dense")
         self.layer_norm = layer_norm("layer_norm")
 
     def build(self, input_shape=None):
@@ -97,7 +100,8 @@ class MaskedLMHead(keras.layers.Layer):
         config = super().get_config()
         config.update(vocab_size=self.vocab_size, hidden_size=self.hidden_size,
                       embedding_size=self.embedding_size, hidden_act=self.hidden_act,
-                      initializer_range=self.initializer_range)
+                      initializer_range=self.initializer_range,
+                      dense_dtype=keras.dtype_policies.serialize(self.dense.dtype_policy))
         return config
 
 
@@ -105,20 +109,22 @@ class MaskedLMHead(keras.layers.Layer):
 class ClassificationHead(keras.layers.Layer):
     """Dropout → logits = x · output_weightsᵀ + output_bias, weights stored [C, H].
 
-    Computes in float32 (its input is cast) so logits and losses stay float32.
+    Computes in float32 (its input is cast) so logits and losses stay float32; its dropout
+    runs in `dropout_dtype`, the model's policy (default the global one).
     The original's layout for the SOP head (`cls/seq_relationship`, C=2, no dropout),
     the GLUE classifier (dropout 0.1, faithfulness Q20) and RACE (C=1).
     """
 
     def __init__(self, num_classes: int, hidden_size: int, initializer_range: float = 0.02,
-                 dropout_rate: float = 0.0, **kwargs: Any):
+                 dropout_rate: float = 0.0,
+                 dropout_dtype: str | keras.DTypePolicy | dict | None = None, **kwargs: Any):
         kwargs.setdefault("dtype", "float32")  # logits in float32 under mixed precision
         super().__init__(**kwargs)
         self.num_classes = num_classes
         self.hidden_size = hidden_size
         self.initializer_range = initializer_range
         self.dropout_rate = dropout_rate
-        self.dropout = keras.layers.Dropout(dropout_rate, name="dropout")
+        self.dropout = keras.layers.Dropout(dropout_rate, dtype=dropout_dtype, name="dropout")
 
     def build(self, input_shape=None):
         self.output_weights = self.add_weight(
@@ -135,5 +141,6 @@ class ClassificationHead(keras.layers.Layer):
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(num_classes=self.num_classes, hidden_size=self.hidden_size,
-                      initializer_range=self.initializer_range, dropout_rate=self.dropout_rate)
+                      initializer_range=self.initializer_range, dropout_rate=self.dropout_rate,
+                      dropout_dtype=keras.dtype_policies.serialize(self.dropout.dtype_policy))
         return config

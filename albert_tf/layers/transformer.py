@@ -68,10 +68,10 @@ class TransformerBlock(keras.layers.Layer):
             attention_probs_dropout_prob=attention_probs_dropout_prob)
         self.attention = AttentionSublayer(
             hidden_size, num_attention_heads, initializer_range, hidden_dropout_prob,
-            attention_probs_dropout_prob, name="attention")
+            attention_probs_dropout_prob, dtype=self.dtype_policy, name="attention")
         self.feed_forward = FeedForwardSublayer(
             hidden_size, intermediate_size, hidden_act, initializer_range, hidden_dropout_prob,
-            name="feed_forward")
+            dtype=self.dtype_policy, name="feed_forward")
 
     def build(self, input_shape):
         self.attention.build(input_shape)
@@ -152,12 +152,13 @@ class SharedTransformerStack(keras.layers.Layer):
                              lambda name: AttentionSublayer(
                                  hidden_size, num_attention_heads, initializer_range,
                                  hidden_dropout_prob, attention_probs_dropout_prob,
-                                 name=f"{name}_attention"))
+                                 dtype=self.dtype_policy, name=f"{name}_attention"))
                 f = sublayer(shared if share_ffn else own, self.feed_forward_scopes,
                              self.feed_forward_layers,
                              lambda name: FeedForwardSublayer(
                                  hidden_size, intermediate_size, hidden_act, initializer_range,
-                                 hidden_dropout_prob, name=f"{name}_ffn"))
+                                 hidden_dropout_prob, dtype=self.dtype_policy,
+                                 name=f"{name}_ffn"))
                 self.schedule.append((a, f))
         # Named attributes as well as the lists: tf.train.Checkpoint follows attributes that
         # are layers, not Keras' tracked lists, and would otherwise skip every block.

@@ -8,7 +8,8 @@ import keras
 
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.heads import ClassificationHead
-from albert_tf.models.encoder import AlbertEncoder, encoder_inputs
+from albert_tf.models.encoder import AlbertEncoder, encoder_inputs, task_encoder
+from albert_tf.models.precision import model_config
 
 # The original hard-codes both: dropout 0.1 whatever the config says (faithfulness Q20, kept) and
 # stddev 0.02 for `output_weights` (faithfulness §2.7).
@@ -21,7 +22,8 @@ class AlbertClassifier(keras.Model):
     """Sequence (pair) classifier or regressor: encoder inputs → {"logits": [B, num_classes]}.
 
     `num_classes=1` gives STS-B's regression output. Head variables are the original's
-    root-scope `output_weights [C, H]` / `output_bias [C]`.
+    root-scope `output_weights [C, H]` / `output_bias [C]`. `dtype`: the `DTypePolicy` of the
+    model (see `AlbertEncoder`); default `encoder`'s, or the global policy.
 
     Example:
         >>> model = AlbertClassifier(config, num_classes=3)
@@ -30,14 +32,14 @@ class AlbertClassifier(keras.Model):
 
     def __init__(self, config: AlbertConfig, num_classes: int,
                  dropout_rate: float = CLASSIFIER_DROPOUT, encoder: AlbertEncoder | None = None,
-                 **kwargs: Any):
-        encoder = encoder if encoder is not None else AlbertEncoder(config, name="encoder")
+                 dtype: Any = None, **kwargs: Any):
+        encoder, policy = task_encoder(config, encoder, dtype)
         head = ClassificationHead(num_classes, config.hidden_size, CLASSIFIER_INITIALIZER_RANGE,
-                                  dropout_rate, name="classifier_head")
+                                  dropout_rate, dropout_dtype=policy, name="classifier_head")
         inputs = encoder_inputs()
         logits = head(encoder(inputs)["pooled_output"])
         super().__init__(inputs=inputs, outputs={"logits": logits}, **kwargs)
-        self.config = config
+        self.dtype_policy, self.config = policy, config  # Functional drops dtype=
         self.num_classes = num_classes
         self.dropout_rate = dropout_rate
         self.encoder = encoder
@@ -54,8 +56,7 @@ class AlbertClassifier(keras.Model):
         return {"logits": self.classifier_head(pooled, training=training)}
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict(),
-                "num_classes": self.num_classes, "dropout_rate": self.dropout_rate}
+        return model_config(self, num_classes=self.num_classes, dropout_rate=self.dropout_rate)
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> "AlbertClassifier":

@@ -13,6 +13,7 @@ from albert_tf.layers.gather import FIRST_TOKEN
 from albert_tf.layers.heads import Pooler
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.transformer import SharedTransformerStack
+from albert_tf.models.precision import model_config, policy_of
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 # The original's feature names (its TFRecords, its TFLite export's inputs) → the model's input
@@ -23,6 +24,15 @@ FEATURE_TO_INPUT = dict(zip(("input_ids", "input_mask", "segment_ids"), INPUT_NA
 def encoder_inputs() -> dict[str, keras.KerasTensor]:
     """Symbolic int32 [batch, seq] inputs, keyed as the TF-Hub encoder convention."""
     return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+
+
+def task_encoder(config: AlbertConfig, encoder: keras.layers.Layer | None = None,
+                 dtype: Any = None) -> tuple[keras.layers.Layer, keras.DTypePolicy]:
+    """The encoder a task model is built over (a fresh `AlbertEncoder` when None) and the task
+    model's policy: `dtype`, else the given encoder's, else the global one."""
+    policy = policy_of(dtype, encoder)
+    return (encoder if encoder is not None else AlbertEncoder(config, policy, name="encoder"),
+            policy)
 
 
 def embed(embedding: AlbertEmbedding, projection: keras.layers.Dense | None, inputs: dict,
@@ -38,7 +48,9 @@ class AlbertEncoder(keras.Model):
 
     Called with {"input_word_ids", "input_mask", "input_type_ids"} (int32 [B, S]) →
     {"sequence_output" [B,S,H], "pooled_output" [B,H], "encoder_outputs": L·K × [B,S,H]}.
-    `training=True` enables dropout.
+    `training=True` enables dropout. `dtype`: the Keras `DTypePolicy` (or its name) of the
+    model and every layer, e.g. "mixed_bfloat16" (bfloat16 compute, float32 variables; the
+    LayerNorms and the softmax stay float32); default the global policy.
 
     Example:
         >>> config = AlbertConfig(vocab_size=100, hidden_size=32, num_attention_heads=4,
@@ -50,7 +62,8 @@ class AlbertEncoder(keras.Model):
         TensorShape([2, 32])
     """
 
-    def __init__(self, config: AlbertConfig, **kwargs: Any):
+    def __init__(self, config: AlbertConfig, dtype: Any = None, **kwargs: Any):
+        policy = policy_of(dtype)
         embedding = AlbertEmbedding(
             vocab_size=config.vocab_size,
             embedding_size=config.embedding_size,
@@ -58,6 +71,7 @@ class AlbertEncoder(keras.Model):
             type_vocab_size=config.type_vocab_size,
             initializer_range=config.initializer_range,
             dropout_rate=config.hidden_dropout_prob,
+            dtype=policy,
             name="embeddings",
         )
         # E→H projection exists only when the widths differ (faithfulness §2.2), or when a model
@@ -66,7 +80,7 @@ class AlbertEncoder(keras.Model):
         if config.has_embedding_projection:
             projection = keras.layers.Dense(
                 config.hidden_size, kernel_initializer=truncated_normal(config.initializer_range),
-                name="embedding_projection")
+                dtype=policy, name="embedding_projection")
         transformer = SharedTransformerStack(
             hidden_size=config.hidden_size,
             num_hidden_layers=config.num_hidden_layers,
@@ -79,9 +93,10 @@ class AlbertEncoder(keras.Model):
             initializer_range=config.initializer_range,
             hidden_dropout_prob=config.hidden_dropout_prob,
             attention_probs_dropout_prob=config.attention_probs_dropout_prob,
+            dtype=policy,
             name="transformer",
         )
-        pooler = Pooler(config.hidden_size, config.initializer_range, name="pooler")
+        pooler = Pooler(config.hidden_size, config.initializer_range, dtype=policy, name="pooler")
 
         inputs = encoder_inputs()
         encoder_outputs = transformer(embed(embedding, projection, inputs), inputs["input_mask"])
@@ -92,8 +107,8 @@ class AlbertEncoder(keras.Model):
             "encoder_outputs": encoder_outputs,
         }
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-
-        self.config = config
+        # A functional Model drops `dtype=`: set after, as keras-hub's backbones do.
+        self.dtype_policy, self.config = policy, config
         self.embedding_layer = embedding
         self.embedding_projection = projection
         self.transformer = transformer
@@ -123,7 +138,7 @@ class AlbertEncoder(keras.Model):
                                 last_positions=rows)[-1]
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict()}
+        return model_config(self)
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> "AlbertEncoder":

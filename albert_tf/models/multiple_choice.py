@@ -11,7 +11,8 @@ from keras import ops
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.heads import ClassificationHead
 from albert_tf.models.classifier import CLASSIFIER_INITIALIZER_RANGE
-from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder, task_encoder
+from albert_tf.models.precision import model_config
 
 
 def merge_choices(x):
@@ -32,22 +33,23 @@ class AlbertMultipleChoice(keras.Model):
     """Inputs int32 [B, num_choices, S] under the encoder's names → {"logits": [B, num_choices]}.
 
     Each option is encoded as its own sequence; the pooled output is scored by one
-    `output_weights [1, H]` row, and the softmax is over the options (RACE).
+    `output_weights [1, H]` row, and the softmax is over the options (RACE). `dtype`: the
+    `DTypePolicy` of the model (see `AlbertEncoder`); default `encoder`'s, or the global policy.
     """
 
     def __init__(self, config: AlbertConfig, num_choices: int = 4, dropout_rate: float = 0.1,
-                 encoder: AlbertEncoder | None = None, **kwargs: Any):
-        encoder = encoder if encoder is not None else AlbertEncoder(config, name="encoder")
+                 encoder: AlbertEncoder | None = None, dtype: Any = None, **kwargs: Any):
+        encoder, policy = task_encoder(config, encoder, dtype)
         head = ClassificationHead(1, config.hidden_size, CLASSIFIER_INITIALIZER_RANGE,
-                                  dropout_rate, name="classifier_head")
+                                  dropout_rate, dropout_dtype=policy, name="classifier_head")
         inputs = {name: keras.Input(shape=(num_choices, None), dtype="int32", name=name)
                   for name in INPUT_NAMES}
-        merge = MergeChoices(name="merge_choices")
+        merge = MergeChoices(dtype=policy, name="merge_choices")
         flat = {name: merge(t) for name, t in inputs.items()}
         scores = head(encoder(flat)["pooled_output"])  # [B·num_choices, 1]
         logits = ops.reshape(scores, (-1, num_choices))
         super().__init__(inputs=inputs, outputs={"logits": logits}, **kwargs)
-        self.config = config
+        self.dtype_policy, self.config = policy, config  # Functional drops dtype=
         self.num_choices = num_choices
         self.dropout_rate = dropout_rate
         self.encoder = encoder
@@ -65,8 +67,7 @@ class AlbertMultipleChoice(keras.Model):
         return {"logits": tf.reshape(scores, (-1, self.num_choices))}
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict(),
-                "num_choices": self.num_choices, "dropout_rate": self.dropout_rate}
+        return model_config(self, num_choices=self.num_choices, dropout_rate=self.dropout_rate)
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> "AlbertMultipleChoice":

@@ -8,13 +8,16 @@ import keras
 
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.heads import ClassificationHead, MaskedLMHead
-from albert_tf.models.encoder import AlbertEncoder, encoder_inputs
+from albert_tf.models.encoder import AlbertEncoder, encoder_inputs, task_encoder
+from albert_tf.models.precision import model_config
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertPretrainer(keras.Model):
     """MLM + SOP model: encoder inputs plus "masked_lm_positions" [B, P] →
     {"mlm_logits" [B, P, V], "sop_logits" [B, 2]} (float32). `.encoder` is the AlbertEncoder.
+    `dtype`: the `DTypePolicy` of the model (see `AlbertEncoder`); default `encoder`'s, or the
+    global policy.
 
     Example:
         >>> pretrainer = AlbertPretrainer(config)
@@ -22,14 +25,16 @@ class AlbertPretrainer(keras.Model):
         >>> out["mlm_logits"].shape  # [batch, P, vocab_size]
     """
 
-    def __init__(self, config: AlbertConfig, encoder: AlbertEncoder | None = None, **kwargs: Any):
-        encoder = encoder if encoder is not None else AlbertEncoder(config, name="encoder")
+    def __init__(self, config: AlbertConfig, encoder: AlbertEncoder | None = None,
+                 dtype: Any = None, **kwargs: Any):
+        encoder, policy = task_encoder(config, encoder, dtype)
         mlm_head = MaskedLMHead(
             vocab_size=config.vocab_size, hidden_size=config.hidden_size,
             embedding_size=config.embedding_size, hidden_act=config.hidden_act,
             initializer_range=config.initializer_range, embedding=encoder.embedding_layer,
-            name="mlm_head")
-        sop_head = ClassificationHead(2, config.hidden_size, config.initializer_range, name="sop_head")
+            dense_dtype=policy, name="mlm_head")
+        sop_head = ClassificationHead(2, config.hidden_size, config.initializer_range,
+                                      dropout_dtype=policy, name="sop_head")
 
         inputs = encoder_inputs()
         inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
@@ -39,7 +44,7 @@ class AlbertPretrainer(keras.Model):
             "sop_logits": sop_head(encoded["pooled_output"]),
         }
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.config = config
+        self.dtype_policy, self.config = policy, config  # Functional drops dtype=
         self.encoder = encoder
         self.mlm_head = mlm_head
         self.sop_head = sop_head
@@ -55,7 +60,7 @@ class AlbertPretrainer(keras.Model):
                 "sop_logits": self.sop_head(encoded["pooled_output"], training=training)}
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict()}
+        return model_config(self)
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> "AlbertPretrainer":

@@ -21,7 +21,8 @@ from albert_tf.layers.gather import gather_positions
 from albert_tf.layers.heads import ClassificationHead
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import layer_norm
-from albert_tf.models.encoder import AlbertEncoder, encoder_inputs
+from albert_tf.models.encoder import AlbertEncoder, encoder_inputs, task_encoder
+from albert_tf.models.precision import model_config
 
 MASKED_LOGIT = 1e30  # masked logits are s·(1 − p) − 1e30·p, as the original
 SQUAD_V1_INITIALIZER_RANGE = 0.02  # the original hard-codes stddev 0.02 for cls/squad
@@ -163,6 +164,8 @@ class AlbertSpanLabeler(keras.Model):
     "p_mask" [B,S] and the optional "start_positions" [B] (gold starts in training; pass
     None to predict) and outputs the `SquadV2Head` dict. `.encoder` is the AlbertEncoder;
     the head is `.squad_v1_head` or `.squad_v2_head` (original names in `checkpoints`).
+    `dtype`: the `DTypePolicy` of the model (see `AlbertEncoder`); default `encoder`'s, or the
+    global policy. The heads compute in float32 under any policy.
 
     Example:
         >>> model = AlbertSpanLabeler(config, version_2_with_negative=True)
@@ -172,8 +175,8 @@ class AlbertSpanLabeler(keras.Model):
 
     def __init__(self, config: AlbertConfig, version_2_with_negative: bool = False,
                  start_n_top: int = 5, end_n_top: int = 5, dropout_prob: float = 0.1,
-                 encoder: AlbertEncoder | None = None, **kwargs: Any):
-        encoder = encoder if encoder is not None else AlbertEncoder(config, name="encoder")
+                 encoder: AlbertEncoder | None = None, dtype: Any = None, **kwargs: Any):
+        encoder, policy = task_encoder(config, encoder, dtype)
         inputs = encoder_inputs()
         sequence_output = encoder(inputs)["sequence_output"]
         if version_2_with_negative:
@@ -185,10 +188,10 @@ class AlbertSpanLabeler(keras.Model):
             outputs = head(sequence_output, inputs["p_mask"], inputs["start_positions"])
         else:
             head = ClassificationHead(2, config.hidden_size, SQUAD_V1_INITIALIZER_RANGE,
-                                      name="squad_v1_head")
+                                      dropout_dtype=policy, name="squad_v1_head")
             outputs = SplitStartEnd(name="split_start_end")(head(sequence_output))
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.config = config
+        self.dtype_policy, self.config = policy, config  # Functional drops dtype=
         self.version_2_with_negative = version_2_with_negative
         self.start_n_top = start_n_top
         self.end_n_top = end_n_top
@@ -200,10 +203,9 @@ class AlbertSpanLabeler(keras.Model):
             self.squad_v1_head = head
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "trainable": self.trainable, "config": self.config.to_dict(),
-                "version_2_with_negative": self.version_2_with_negative,
-                "start_n_top": self.start_n_top, "end_n_top": self.end_n_top,
-                "dropout_prob": self.dropout_prob}
+        return model_config(self, version_2_with_negative=self.version_2_with_negative,
+                            start_n_top=self.start_n_top, end_n_top=self.end_n_top,
+                            dropout_prob=self.dropout_prob)
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> "AlbertSpanLabeler":

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Callable, Sequence, Union
 from albert_tf.checkpoints.kinds import is_hf_checkpoint as is_hf_directory
 from albert_tf.checkpoints.tf1_hub_files import is_tf1_hub_module
 from albert_tf.data.instances import SENTENCE_TASKS
-from albert_tf.options import LEARNING_RATE, POSITIVE, option, option_problems
+from albert_tf.options import LEARNING_RATE, POSITIVE, option, option_problems, reworded
 from albert_tf.training.choices import OPTIMIZER_NAMES
-from albert_tf.training.loop_options import EvalPollOptions, LoopOptions
+from albert_tf.training.loop_options import CheckpointSettings, EvalPollOptions, LoopOptions
 
 if TYPE_CHECKING:
     import tensorflow as tf
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from albert_tf.config import AlbertConfig
 
     StrategyOrFactory = Union[tf.distribute.Strategy, Callable[[], tf.distribute.Strategy], None]
+
+MASKED_LM_BUDGET_UNSUPPORTED = ("--masked_lm_budget is not supported (faithfulness Q12); "
+                                "use --dynamic_masking")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -67,12 +70,16 @@ class PretrainingRunOptions(LoopOptions, EvalPollOptions):
     start_warmup_step: int = option(0, "Step at which warmup starts.")
     save_checkpoints_steps: int = option(5000, "Checkpoint every this many steps.",
                                          lower_bound=1)
-    keep_checkpoint_max: int = option(5, "Checkpoints kept.", lower_bound=1)
+    keep_checkpoint_max: int = reworded(CheckpointSettings, "keep_checkpoint_max",
+                                        "Checkpoints kept.")
     iterations_per_loop: int = option(1000, "Steps per call of the compiled loop.",
                                       lower_bound=1)
     max_eval_steps: int = option(100, "Eval batches per evaluation.", lower_bound=1)
     init_from_group0: bool = option(
         False, "Groups missing from --init_checkpoint start from group 0's weights.")
+    masked_lm_budget: int = option(
+        0, "Original 'online masking' switch, never functional there (Q12): any value > 0 is "
+           "rejected; use --dynamic_masking.", lower_bound=0)
     # ----- ours -----
     dynamic_masking: bool = option(
         False, "Read unmasked records and draw n-gram masks in the input pipeline each epoch.")
@@ -90,6 +97,8 @@ class PretrainingRunOptions(LoopOptions, EvalPollOptions):
 
         if not (self.do_train or self.do_eval):
             raise ValueError("at least one of --do_train and --do_eval must be true")
+        if self.masked_lm_budget:
+            raise ValueError(MASKED_LM_BUDGET_UNSUPPORTED)
         problems = option_problems(self)
         if problems:
             raise ValueError(problems[0])
@@ -175,7 +184,7 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
         def init_fn(model):
             warm_start(model, opts.init_checkpoint, init_from_group0=opts.init_from_group0)
     trainer = Trainer(
-        model_fn=lambda: AlbertPretrainer(config),
+        model_fn=lambda dtype: AlbertPretrainer(config, dtype=dtype),
         objective=PretrainingObjective(sentence_prediction=opts.sentence_prediction != "none"),
         config=loop_config, strategy=strategy, init_fn=init_fn, callbacks=callbacks,
         optimizer_fn=lambda: create_optimizer(

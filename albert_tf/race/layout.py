@@ -18,6 +18,8 @@ from typing import Any, Iterator
 
 from absl import logging
 
+from albert_tf import paths
+
 ORIGINAL_FILE = "all.txt"
 
 
@@ -31,29 +33,15 @@ def _is_remote(path: str) -> bool:
 
 def is_dir(path: str) -> bool:
     """Whether `path` is a directory (local or tf.io.gfile)."""
-    if _is_remote(path):
-        import tensorflow as tf
-
-        return tf.io.gfile.isdir(path)
-    return os.path.isdir(path)
+    return paths.isdir(path)
 
 
 def _listdir(path: str) -> list[str]:
-    if _is_remote(path):
-        import tensorflow as tf
-
-        return [name.rstrip("/") for name in tf.io.gfile.listdir(path)]
-    return os.listdir(path)
+    return paths.listdir(path)
 
 
 def _read_bytes(path: str) -> bytes:
-    if _is_remote(path):
-        import tensorflow as tf
-
-        with tf.io.gfile.GFile(path, "rb") as f:
-            return f.read()
-    with open(path, "rb") as f:
-        return f.read()
+    return paths.read_bytes(path)
 
 
 def _natural_key(name: str) -> list[Any]:

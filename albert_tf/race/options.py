@@ -7,6 +7,7 @@ import dataclasses
 
 from albert_tf.finetuning.options import FineTuningOptions, FixedStepOptions
 from albert_tf.options import DROPOUT, LEARNING_RATE, option, reworded
+from albert_tf.training.loop_options import CheckpointSettings
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -32,7 +33,8 @@ class RaceRunOptions(FixedStepOptions):
                                    "Length of each option's sequence.", lower_bound=4)
     max_qa_length: int = option(128, "Question+option tokens kept (the last ones, Q29).",
                                 lower_bound=1)
-    num_keep_checkpoint: int = option(5, "Numbered checkpoints kept.", lower_bound=1)
+    num_keep_checkpoint: int = reworded(CheckpointSettings, "keep_checkpoint_max",
+                                        "Numbered checkpoints kept.")
     high_only: bool = option(False, "Read only the high-school articles.")
     middle_only: bool = option(False, "Read only the middle-school articles.")
     do_train: bool = option(True, "Train.")

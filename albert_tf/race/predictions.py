@@ -10,6 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
+from albert_tf import paths
 from albert_tf.atomic_files import atomic_file
 from albert_tf.race.examples import ANSWER_LETTERS, RaceExample
 
@@ -36,8 +37,7 @@ def write_predictions(path: str, examples: Sequence[RaceExample], logits: np.nda
 
 def read_predictions(path: str) -> list[tuple[str, int, str]]:
     """(id, question index, letter) rows of a predictions file."""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
+    lines = paths.read_text(path).splitlines()
     if not lines or tuple(lines[0].split("\t")) != HEADER:
         raise ValueError(f"{path}: line 1: expected header {' '.join(HEADER)}")
     rows = []

@@ -24,6 +24,8 @@ import os
 import random
 from typing import Any
 
+from albert_tf import paths
+
 TRAINING_SHUFFLE_SEED = 12345  # the original shuffles training examples with this seed
 
 
@@ -91,18 +93,10 @@ class SkipReport:
 
 
 def _read_text(path: str) -> str:
-    if "://" in path:  # cloud paths go through gfile, as the original
-        import tensorflow as tf
-
-        if not tf.io.gfile.exists(path):
-            raise SquadDataError(f"{path}: file not found")
-        with tf.io.gfile.GFile(path, "r") as f:
-            return f.read()
-    if not os.path.isfile(path):
+    if not paths.isfile(path):  # cloud paths go through gfile, as the original
         raise SquadDataError(f"{path}: file not found")
     try:
-        with open(path, encoding="utf-8-sig") as f:
-            return f.read()
+        return paths.read_text(path, "utf-8-sig")
     except UnicodeDecodeError as e:
         raise SquadDataError(f"{path}: byte {e.start}: not valid UTF-8") from None
 

@@ -42,7 +42,8 @@ class _SquadServing(tf.Module):
 
 def export_squad_v1(model: keras.Model, export_dir: str, max_seq_length: int,
                     vocab_size: int, tflite_quantization: str = "none", openvino_ir: bool = False,
-                    trained_model: keras.Model | None = None, onnx: bool = False) -> str:
+                    trained_model: keras.Model | None = None, onnx: bool = False,
+                    int8_calibration: list | None = None) -> str:
     """Writes `export_dir/saved_model`, `export_dir/albert_model.tflite`, `serving/`,
     `serving.json`, with `openvino_ir` the OpenVINO IR and with `onnx` onnx/albert_model.onnx
     for a v1 span labeler (replacing an
@@ -57,7 +58,8 @@ def export_squad_v1(model: keras.Model, export_dir: str, max_seq_length: int,
         write_task_serving_artifacts(
             trained_model if trained_model is not None else model, model, staging, squad_outputs,
             SQUAD_OUTPUTS, "squad_v1", max_seq_length,
-            task_tflite_entry(tflite_quantization, max_seq_length), openvino_ir, onnx)
+            task_tflite_entry(tflite_quantization, max_seq_length), openvino_ir, onnx,
+            int8_calibration)
     logging.info("Exported the SQuAD v1 SavedModel and %s (%s) to %s", TFLITE_FILE,
                  tflite_quantization, export_dir)
     return export_dir

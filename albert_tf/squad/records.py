@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import tensorflow as tf
 
+from albert_tf import paths
 from albert_tf.atomic_files import atomic_file
 from albert_tf.finetuning import feature_cache
 from albert_tf.finetuning.feature_cache import FeatureCacheError
@@ -92,7 +93,7 @@ def load_left_features(path: str) -> tuple[list[SquadFeature], dict[str, Any]]:
 
     The pickle is our own cache file; only load files this tool wrote.
     """
-    with open(path, "rb") as f:
+    with paths.open_file(path, "rb") as f:
         try:
             payload = pickle.load(f)
         except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError) as e:

@@ -27,7 +27,9 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf import paths
 from albert_tf.config import AlbertConfig
+from albert_tf.export.calibration_data import task_calibration
 from albert_tf.finetuning.bucketing import LengthBuckets
 from albert_tf.finetuning.run import (DatasetFn, Features, FineTuningError, FineTuningResult,
                                       FineTuningRun, TrainingPlan)
@@ -107,8 +109,8 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
         if opts.version_2_with_negative:
             raise SquadRunError("export_dir is SQuAD v1 only (the original's run_squad_v2 has "
                                 "none)")
-        export = os.path.abspath(opts.export_dir)
-        output = os.path.abspath(opts.output_dir)
+        export = paths.absolute(opts.export_dir)
+        output = paths.absolute(opts.output_dir)
         if output == export or output.startswith(export + os.sep):
             raise SquadRunError(f"export_dir {opts.export_dir} would replace output_dir "
                                 f"{opts.output_dir}: give a directory of its own")
@@ -314,7 +316,13 @@ class SquadRun(FineTuningRun[SquadRunOptions, SquadRunResult],
                                                  opts.max_seq_length, self.config.vocab_size,
                                                  opts.tflite_quantization, opts.openvino_ir,
                                                  trained_model=self.trainer.model,
-                                                 onnx=opts.onnx)
+                                                 onnx=opts.onnx,
+                                                 int8_calibration=task_calibration(
+                                                     opts, opts.train_feature_file or os.path.join(
+                                                         opts.output_dir, "train.tf_record"),
+                                                     self.config.vocab_size,
+                                                     self.config.type_vocab_size,
+                                                     opts.max_seq_length))
 
     def finish(self) -> None:
         """Lists the questions skipped on the way (bad answers, empty contexts, failed

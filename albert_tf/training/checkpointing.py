@@ -26,6 +26,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.checkpoints.ours import keyed_variables
+from albert_tf.paths import is_remote
 from albert_tf.training.errors import OutputWriteError
 
 CHECKPOINT_NAME = "model.ckpt"
@@ -70,7 +71,7 @@ def checkpoint_problem(prefix: str) -> str | None:
     if not tf.io.gfile.exists(prefix + ".index"):
         return "its .index file is missing"
     try:
-        reader = tf.train.load_checkpoint(prefix)
+        reader = tf.compat.v1.train.NewCheckpointReader(prefix)
         for name, dtype in reader.get_variable_to_dtype_map().items():
             tf.raw_ops.RestoreV2(prefix=prefix, tensor_names=[name], shape_and_slices=[""],
                                  dtypes=[dtype])
@@ -95,7 +96,8 @@ def numbered_prefixes(directory: str) -> dict[int, str]:
         state = None
     named = state.model_checkpoint_path if state else ""
     if named:
-        path = named if os.path.isabs(named) else os.path.join(directory, named)
+        # TensorFlow gives the state's relative names joined to the directory already.
+        path = named if os.path.isabs(named) or is_remote(named) else os.path.join(directory, named)
         match = _NUMBERED.match(os.path.basename(path) + ".index")
         if match:
             found.setdefault(int(match.group(1)), path)

@@ -102,16 +102,21 @@ def input_context(strategy: tf.distribute.Strategy) -> tf.distribute.InputContex
     return tf.distribute.InputContext(num_workers, index, strategy.num_replicas_in_sync)
 
 
-def uses_one_hot_lookups(strategy: tf.distribute.Strategy) -> bool:
-    """True on TPUs, where the original looks words and token types up by one-hot matmul
-    (`use_one_hot_embeddings=FLAGS.use_tpu`), so its embedding gradients are dense (Q35)."""
+def is_tpu(strategy: tf.distribute.Strategy) -> bool:
+    """True when the strategy runs on TPUs: the one TPU test of the package."""
     return isinstance(strategy, (tf.distribute.TPUStrategy,
                                  tf.distribute.experimental.TPUStrategy))
 
 
+def uses_one_hot_lookups(strategy: tf.distribute.Strategy) -> bool:
+    """True on TPUs, where the original looks words and token types up by one-hot matmul
+    (`use_one_hot_embeddings=FLAGS.use_tpu`), so its embedding gradients are dense (Q35)."""
+    return is_tpu(strategy)
+
+
 def runs_on_cpu(strategy: tf.distribute.Strategy) -> bool:
     """True when the strategy's replicas are CPUs (no GPU or TPU in use)."""
-    if uses_one_hot_lookups(strategy):
+    if is_tpu(strategy):
         return False
     try:
         devices = strategy.extended.worker_devices

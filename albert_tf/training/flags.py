@@ -14,12 +14,13 @@ Example (in a run_* script):
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 from typing import TYPE_CHECKING
 
 from absl import flags, logging
 
 from albert_tf import options
+from albert_tf.options import option
 
 # The float ranges and validators, for the tools that declare flags by hand.
 from albert_tf.options import (  # noqa: F401
@@ -40,22 +41,39 @@ if TYPE_CHECKING:
     import tensorflow as tf
 
 
-def _define_once(definer, name: str, *args, flag_values: flags.FlagValues, **kwargs) -> None:
-    if name not in flag_values:
-        definer(name, *args, flag_values=flag_values, **kwargs)
+@dataclasses.dataclass(kw_only=True)
+class SetupOptions:
+    """The run-time set-up every run_* script shares (read from the flags by
+    `setup_from_flags`)."""
+
+    distribution_strategy: str | None = option(
+        None, "tf.distribute strategy. Default: mirrored when GPUs are visible, else "
+              "one_device (tpu when --use_tpu).", choices=STRATEGIES)
+    num_gpus: int | None = option(
+        None, "GPUs for one_device/mirrored; 0 = CPU. Default: all visible.", lower_bound=0)
+    deterministic: bool = option(
+        False, "Enable TensorFlow op determinism (slower; needs --seed for repeatability).")
+
+
+@dataclasses.dataclass(kw_only=True)
+class TpuOptions:
+    """The original's TPU plumbing flags (faithfulness §6.1)."""
+
+    use_tpu: bool = option(False, "Run on a TPU (selects --distribution_strategy=tpu).")
+    tpu_name: str | None = option(None, "Cloud TPU name or grpc:// address.")
+    tpu_zone: str | None = option(None, "GCE zone of the Cloud TPU (looked up when None).")
+    gcp_project: str | None = option(None, "GCP project of the Cloud TPU (looked up when None).")
+    master: str | None = option(None, "TPU master address (used when --tpu_name is unset).")
+    num_tpu_cores: int = option(
+        8, "Kept for the original's command lines; TPUStrategy reads the core count from the "
+           "TPU system.", lower_bound=1)
 
 
 def define_training_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     """The loop's options (`LoopOptions`: --log_steps, --dtype, --jit_compile, --seed, …) and the
-    run-time set-up: --distribution_strategy, --num_gpus, --deterministic (idempotent)."""
-    define = functools.partial(_define_once, flag_values=flag_values)
-    define(flags.DEFINE_enum, "distribution_strategy", None, list(STRATEGIES),
-           "tf.distribute strategy. Default: mirrored when GPUs are visible, else "
-           "one_device (tpu when --use_tpu).")
-    define(flags.DEFINE_integer, "num_gpus", None,
-           "GPUs for one_device/mirrored; 0 = CPU. Default: all visible.", lower_bound=0)
-    define(flags.DEFINE_bool, "deterministic", False,
-           "Enable TensorFlow op determinism (slower; needs --seed for repeatability).")
+    run-time set-up (`SetupOptions`): --distribution_strategy, --num_gpus, --deterministic
+    (idempotent)."""
+    options.define_flags(SetupOptions, flag_values, module_name=__name__)
     options.define_flags(LoopOptions, flag_values, module_name=__name__)
 
 
@@ -72,17 +90,9 @@ def define_script_flags(options_class: type, module_name: str,
 
 
 def define_tpu_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
-    """The original's TPU plumbing: --use_tpu, --tpu_name, --tpu_zone, --gcp_project,
-    --master, --num_tpu_cores (idempotent)."""
-    define = functools.partial(_define_once, flag_values=flag_values)
-    define(flags.DEFINE_bool, "use_tpu", False, "Run on a TPU (selects --distribution_strategy=tpu).")
-    define(flags.DEFINE_string, "tpu_name", None, "Cloud TPU name or grpc:// address.")
-    define(flags.DEFINE_string, "tpu_zone", None, "GCE zone of the Cloud TPU (looked up when None).")
-    define(flags.DEFINE_string, "gcp_project", None, "GCP project of the Cloud TPU (looked up when None).")
-    define(flags.DEFINE_string, "master", None, "TPU master address (used when --tpu_name is unset).")
-    define(flags.DEFINE_integer, "num_tpu_cores", 8,
-           "Kept for the original's command lines; TPUStrategy reads the core count from "
-           "the TPU system.", lower_bound=1)
+    """The original's TPU plumbing (`TpuOptions`): --use_tpu, --tpu_name, --tpu_zone,
+    --gcp_project, --master, --num_tpu_cores (idempotent)."""
+    options.define_flags(TpuOptions, flag_values, module_name=__name__)
 
 
 def strategy_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> "tf.distribute.Strategy":

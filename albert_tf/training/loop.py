@@ -17,7 +17,6 @@ global_batch)`. Training datasets must repeat; each replica takes the next batch
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import os
 import time
@@ -29,94 +28,24 @@ from absl import logging
 
 from albert_tf import hardware
 from albert_tf.execution_rules import use_xla
+from albert_tf.models.precision import build_model
 from albert_tf.models.recompute import enable_recompute
 from albert_tf.training import distribute, preemption
-from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES
+from albert_tf.training.choices import DTYPE_POLICIES
 from albert_tf.training.checkpoint_eval import RESULTS_FILE, write_eval_results
 from albert_tf.training.checkpointing import TrainingCheckpoint, restore_model
-from albert_tf.training.clipping import OccurrenceNormRule, clip_by_norm, global_norm
+from albert_tf.training.clipping import OccurrenceNormRule
 from albert_tf.training.errors import NonFiniteLossError, WorkerLostError
 from albert_tf.training.input_options import without_autotune
-from albert_tf.training.loop_options import LoopSettings
+# LoopConfig and Callback live in loop_config (callers also find them here).
+from albert_tf.training.loop_config import Callback, LoopConfig
 from albert_tf.training.objective import Objective
 from albert_tf.training.optimizers import (LoopOptimizer, learning_rate_at, matches_any,
                                            prepare_for_loop)
+from albert_tf.training.steps import CompiledSteps
 from albert_tf.training.summaries import write_scalars
 
 _MAX_STEPS = 2**31 - 1
-
-
-@dataclasses.dataclass
-class LoopConfig(LoopSettings):
-    """Settings of a training run (each run_* script fills them from its flags, faithfulness §6.1);
-    the options every script shares (log_steps, dtype, jit_compile, …) are `LoopSettings`'.
-
-    `train_batch_size` is the global batch of one optimizer step; with
-    `gradient_accumulation_steps` = k it is computed as k micro-batches per replica.
-    `clip_norm_mode`: "original" counts the embedding-lookup gradients per token occurrence
-    where the original does (Q35), "dense" uses the summed gradient's norm.
-    `recompute_grad`: recompute each transformer block's activations in the backward pass
-    (less memory, more time) in every layer of the model that offers it.
-    """
-
-    output_dir: str
-    num_train_steps: int = 0
-    train_batch_size: int = 32
-    iterations_per_loop: int = 1000
-    save_checkpoints_steps: int = 1000
-    keep_checkpoint_max: int = 5
-    # How many padded lengths the training batches come in (length buckets): XLA compiles
-    # once per length, which `jit_compile=None` weighs (execution_rules.use_xla).
-    num_input_lengths: int = 1
-    clip_norm: float | None = 1.0
-    # Variable-path regexes left untrained (the original's `excluded_tvars`, Q16 fixed).
-    frozen_variable_patterns: Sequence[str] = ()
-
-    @classmethod
-    def from_options(cls, options: LoopSettings, **run_settings: Any) -> "LoopConfig":
-        """The `LoopSettings` part of a script's `options` plus the task's `run_settings`
-        (output_dir, steps, batch size, checkpoint cadence)."""
-        shared = {field.name: getattr(options, field.name)
-                  for field in dataclasses.fields(LoopSettings)}
-        return cls(**shared, **run_settings)
-
-    def validate(self, num_replicas: int = 1) -> None:
-        """Raises ValueError naming the first inconsistent setting."""
-        if self.dtype not in DTYPE_POLICIES:
-            raise ValueError(f"dtype must be one of {', '.join(DTYPE_POLICIES)}, got {self.dtype!r}")
-        if self.clip_norm_mode not in CLIP_NORM_MODES:
-            raise ValueError(f"clip_norm_mode must be one of {', '.join(CLIP_NORM_MODES)}, "
-                             f"got {self.clip_norm_mode!r}")
-        for name in ("iterations_per_loop", "save_checkpoints_steps", "keep_checkpoint_max",
-                     "log_steps", "gradient_accumulation_steps", "train_batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        per_step = num_replicas * self.gradient_accumulation_steps
-        if self.train_batch_size % per_step:
-            raise ValueError(
-                f"train_batch_size ({self.train_batch_size}) must be divisible by replicas × "
-                f"gradient_accumulation_steps ({num_replicas} × {self.gradient_accumulation_steps})")
-
-
-class Callback:
-    """Hooks called on every worker; override what you need. `self.trainer` is set by the
-    Trainer the callback is given to."""
-
-    trainer: "Trainer | None" = None
-
-    def on_log(self, step: int, logs: Mapping[str, float]) -> None:
-        """After each logging window."""
-
-    def on_checkpoint(self, step: int, path: str | None) -> None:
-        """After a checkpoint is written (path is None on non-chief workers)."""
-
-
-def _split(structure: Any, index: tf.Tensor, parts: int) -> Any:
-    """Micro-batch `index` of `parts` equal slices along the batch axis."""
-    def take(x):
-        size = tf.shape(x)[0] // parts
-        return x[index * size:(index + 1) * size]
-    return tf.nest.map_structure(take, structure)
 
 
 def _format(logs: Mapping[str, float]) -> str:
@@ -124,11 +53,13 @@ def _format(logs: Mapping[str, float]) -> str:
                      for k, v in logs.items())
 
 
-class Trainer:
+class Trainer(CompiledSteps):
     """Trains and evaluates a Keras model on a tf.distribute strategy.
 
     Args:
-        model_fn: () → built keras.Model; called under the strategy scope and dtype policy.
+        model_fn: (dtype) → built keras.Model, called under the strategy scope with the
+            `DTypePolicy` of `config.dtype` (pass it to the model: `AlbertPretrainer(config,
+            dtype=dtype)`); a zero-argument model_fn must build a model of that precision.
         objective: the task's loss and metrics.
         config: LoopConfig.
         optimizer_fn: () → keras optimizer (e.g. `create_optimizer`); None for eval only.
@@ -168,26 +99,21 @@ class Trainer:
         self.worker_id = int(getattr(resolver, "task_id", 0) or 0)
 
         hardware.warn_if_slow_dtype(config.dtype, distribute.runs_on_cpu(self.strategy))
-        previous_policy = keras.config.dtype_policy()
-        keras.config.set_dtype_policy(DTYPE_POLICIES[config.dtype])
-        try:
-            with self.strategy.scope():
-                self.model = model_fn()
-                if config.recompute_grad:
-                    count = enable_recompute(self.model)
-                    logging.info("recompute_grad: %d transformer stack(s) recompute their "
-                                 "block activations in the backward pass", count)
-                self.trainable_variables = [
-                    v for v in self.model.trainable_variables
-                    if not matches_any(v, config.frozen_variable_patterns)]
-                self.global_step = tf.Variable(
-                    0, dtype=tf.int64, trainable=False, name="global_step",
-                    aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
-                self.train_metrics = objective.create_metrics()
-                self.eval_metrics = objective.create_metrics()
-                self.optimizer = self._build_optimizer(optimizer_fn) if optimizer_fn else None
-        finally:
-            keras.config.set_dtype_policy(previous_policy)
+        with self.strategy.scope():
+            self.model = build_model(model_fn, DTYPE_POLICIES[config.dtype])
+            if config.recompute_grad:
+                count = enable_recompute(self.model)
+                logging.info("recompute_grad: %d transformer stack(s) recompute their "
+                             "block activations in the backward pass", count)
+            self.trainable_variables = [
+                v for v in self.model.trainable_variables
+                if not matches_any(v, config.frozen_variable_patterns)]
+            self.global_step = tf.Variable(
+                0, dtype=tf.int64, trainable=False, name="global_step",
+                aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+            self.train_metrics = objective.create_metrics()
+            self.eval_metrics = objective.create_metrics()
+            self.optimizer = self._build_optimizer(optimizer_fn) if optimizer_fn else None
         self.checkpoint = (TrainingCheckpoint(
             config.output_dir, self.model, self.optimizer, self.global_step,
             config.keep_checkpoint_max, self.is_chief, self.worker_id)
@@ -226,125 +152,6 @@ class Trainer:
         return optimizer
 
     # ----- one step, per replica -----
-    def _forward_backward(self, features, labels, normalizers):
-        """Loss share, dense gradients and the per-occurrence norm term (Q35) of one
-        micro-batch (jit-compiled with --jit_compile)."""
-        with tf.GradientTape() as tape:
-            outputs = self.model(features, training=True)
-            loss = self.objective.loss(labels, outputs, normalizers)
-            scaled = (self.optimizer.scale_loss(loss) if self._loop_optimizer.loss_scaled
-                      else loss)
-        grads = tape.gradient(scaled, self.trainable_variables)
-        # Dense gradients (embedding lookups give IndexedSlices): the original's optimizers
-        # update every row's moments, and dense tensors sum and all-reduce simply. Which
-        # ones count per occurrence is fixed by the graph, so it is recorded when traced.
-        grads, occurrence_sq, self._per_occurrence = self._norm_rule.split(
-            grads, self.trainable_variables)
-        return loss, grads, outputs, occurrence_sq
-
-    def _replica_train_step(self, batch):
-        features, labels = batch
-        context = tf.distribute.get_replica_context()
-        normalizers = context.all_reduce(tf.distribute.ReduceOp.SUM,
-                                         self.objective.normalizers(labels))
-        k = self.config.gradient_accumulation_steps
-        if k == 1:
-            loss, grads, outputs, occurrence_sq = self._forward_backward_fn(
-                features, labels, normalizers)
-            self.objective.update_metrics(self.train_metrics, labels, outputs)
-        else:
-            first_f, first_l = _split(features, 0, k), _split(labels, 0, k)
-            loss, grads, outputs, occurrence_sq = self._forward_backward_fn(
-                first_f, first_l, normalizers)
-            self.objective.update_metrics(self.train_metrics, first_l, outputs)
-            present = [i for i, g in enumerate(grads) if g is not None]
-            accumulated = [grads[i] for i in present]
-            for index in tf.range(1, k):
-                micro_f, micro_l = _split(features, index, k), _split(labels, index, k)
-                micro_loss, micro_grads, micro_outputs, micro_sq = self._forward_backward_fn(
-                    micro_f, micro_l, normalizers)
-                self.objective.update_metrics(self.train_metrics, micro_l, micro_outputs)
-                loss += micro_loss
-                occurrence_sq += micro_sq  # every occurrence of every micro-batch counts
-                accumulated = [a + micro_grads[i] for a, i in zip(accumulated, present)]
-            grads = [None] * len(grads)
-            for a, i in zip(accumulated, present):
-                grads[i] = a
-        present = [i for i, g in enumerate(grads) if g is not None]
-        *summed, occurrence_sq = context.all_reduce(
-            tf.distribute.ReduceOp.SUM, [grads[i] for i in present] + [occurrence_sq])
-        norm = global_norm(summed, [self._per_occurrence[i] for i in present], occurrence_sq)
-        if self._loop_optimizer.loss_scaled:  # gradients of the scaled loss: unscale the norm
-            norm = norm / tf.cast(self.optimizer.dynamic_scale, norm.dtype)
-        if self.config.clip_norm:
-            summed = clip_by_norm(summed, norm, self.config.clip_norm)
-        pre_divide = self._loop_optimizer.pre_divide
-        if pre_divide != 1.0:
-            summed = [g * pre_divide for g in summed]
-        self.optimizer.apply(summed, [self.trainable_variables[i] for i in present])
-        return loss, norm
-
-    def _replica_eval_step(self, batch):
-        features, labels = batch
-        context = tf.distribute.get_replica_context()
-        normalizers = context.all_reduce(tf.distribute.ReduceOp.SUM,
-                                         self.objective.normalizers(labels))
-        outputs = self.model(features, training=False)
-        loss = self.objective.loss(labels, outputs, normalizers)
-        self.objective.update_metrics(self.eval_metrics, labels, outputs)
-        return loss
-
-    # ----- in-graph loops -----
-    def _make_train_loop(self):
-        strategy = self.strategy
-
-        @tf.function
-        def train_loop(iterator, num_steps):
-            loss_sum = tf.constant(0.0)
-            last_loss = tf.constant(0.0)
-            steps = tf.constant(0, tf.int64)
-            norm_sum = tf.constant(0.0)  # over steps with a finite norm (float16 skips others)
-            norm_steps = tf.constant(0.0)
-            for _ in tf.range(num_steps):
-                # Each local replica takes the next per-replica batch, in replica order.
-                batch = strategy.experimental_distribute_values_from_function(
-                    lambda _: next(iterator))
-                per_replica_loss, per_replica_norm = strategy.run(
-                    self._replica_train_step, args=(batch,))
-                last_loss = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica_loss,
-                                            axis=None)
-                if not tf.math.is_finite(last_loss):
-                    break  # global_step stays at the failing step; the host raises
-                # Every replica computed the same global norm.
-                norm = strategy.reduce(tf.distribute.ReduceOp.MEAN, per_replica_norm, axis=None)
-                finite = tf.math.is_finite(norm)
-                norm_sum += tf.where(finite, norm, 0.0)
-                norm_steps += tf.cast(finite, tf.float32)
-                self.global_step.assign_add(1)
-                loss_sum += last_loss
-                steps += 1
-            return loss_sum, steps, last_loss, norm_sum, norm_steps
-
-        return train_loop
-
-    def _make_eval_loop(self):
-        strategy = self.strategy
-
-        @tf.function
-        def eval_loop(iterator, num_steps):
-            loss_sum = tf.constant(0.0)
-            steps = tf.constant(0, tf.int64)
-            for _ in tf.range(num_steps):
-                optional = iterator.get_next_as_optional()
-                if not optional.has_value():
-                    break
-                per_replica = strategy.run(self._replica_eval_step, args=(optional.get_value(),))
-                loss_sum += strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
-                steps += 1
-            return loss_sum, steps
-
-        return eval_loop
-
     # ----- public API -----
     @property
     def per_occurrence_variables(self) -> list[str]:

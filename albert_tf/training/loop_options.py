@@ -40,6 +40,27 @@ class LoopSettings:
 
 
 @dataclasses.dataclass(kw_only=True)
+class CheckpointSettings:
+    """How many checkpoints a run keeps: said here once; the scripts' flags reword it
+    (`options.reworded`) and `LoopConfig` inherits it."""
+
+    keep_checkpoint_max: int = option(5, "Checkpoints kept.", lower_bound=1)
+
+
+@dataclasses.dataclass(kw_only=True)
+class LoopRunSettings(CheckpointSettings):
+    """What each task sets from its own options (`LoopConfig`'s defaults for a library caller,
+    and its bounds, which `LoopConfig.validate` checks)."""
+
+    num_train_steps: int = option(0, "Optimizer steps (0: evaluation only).", lower_bound=0)
+    train_batch_size: int = option(32, "Global batch per optimizer step.", lower_bound=1)
+    iterations_per_loop: int = option(1000, "Steps per call of the compiled loop.",
+                                      lower_bound=1)
+    save_checkpoints_steps: int = option(1000, "Checkpoint every this many steps.",
+                                         lower_bound=1)
+
+
+@dataclasses.dataclass(kw_only=True)
 class LoopOptions(LoopSettings):
     """The loop flags every script has; a task's options inherit them
     (`LoopConfig.from_options` takes the `LoopSettings` part)."""

@@ -50,7 +50,7 @@ def bf16_run(model_speed):
 def report_lines(model_speed, units, capsys) -> list[str]:
     args = argparse.Namespace(quiet=0.1)
     flops = {"encoder_forward": 90e9, "train_step": 270e9, "pretrainer_forward": 90e9}
-    with mock.patch.object(model_speed, "cpu_bf16_units", return_value=units):
+    with mock.patch.object(model_speed, "has_bf16_units", return_value=bool(units)):
         model_speed.report(bf16_run(model_speed), flops, args)
     return capsys.readouterr().out.splitlines()
 

@@ -8,6 +8,7 @@ import tensorflow as tf
 from albert_tf import checkpoints
 from albert_tf.models import AlbertClassifier, AlbertPretrainer
 from albert_tf.checkpoints.ours import keyed_variables
+from tests.checkpoints.model_garden_fixture import write_model_garden_pretrainer
 from tests.checkpoints.tf1_hub_module import write_tf1_hub_module
 from tests.conftest import random_inputs, tiny_config
 
@@ -34,6 +35,11 @@ def saved(tmp_path_factory):
         "hf": checkpoints.save_hf_checkpoint(source, str(root / "hf")),
     }
     paths["tf1_hub"] = write_tf1_hub_module(str(root / "hub"), config, paths["original"])
+    # Our writer (test_keras_hub.py checks it against keras-hub's own from_preset).
+    paths["keras_hub"] = checkpoints.save_keras_hub_preset(source, str(root / "keras_hub"))
+    (root / "spm.model").write_bytes(b"sentencepiece model bytes")  # an asset, never read here
+    paths["model_garden"], paths["model_garden_checkpoint"] = write_model_garden_pretrainer(
+        str(root), config, paths["original"], str(root / "spm.model"))
     return source, paths
 
 
@@ -47,7 +53,9 @@ def test_every_kind_loads_the_encoder_and_names_the_absent_head(saved, kind):
     with pytest.raises(checkpoints.CheckpointMismatchError) as error:
         checkpoints.validate_checkpoint(model, path)
     head = {"original": "output_weights", "ours": "classifier_head/output_weights",
-            "hf": "classifier.weight", "tf1_hub": "output_weights"}[kind]
+            "hf": "classifier.weight", "tf1_hub": "output_weights",
+            "model_garden": "output_weights", "model_garden_checkpoint": "output_weights",
+            "keras_hub": "logits/0"}[kind]
     assert f"missing from the checkpoint (2): {head}" in str(error.value)
     report = checkpoints.validate_checkpoint(model, path, allow_missing=["classifier_head"])
     assert report.kind == kind and len(report.restored) == 25
@@ -58,7 +66,8 @@ def test_every_kind_loads_the_encoder_and_names_the_absent_head(saved, kind):
                                   source.encoder.pooler.dense.kernel.numpy())
     assert sorted(report.unused) == sorted(
         n for n in checkpoints.named_variables(source, kind)
-        if n not in checkpoints.named_variables(model, kind))  # the pretraining heads
+        if n not in checkpoints.named_variables(model, kind)  # the pretraining heads
+        and not (kind.startswith("model_garden") and "seq_relationship" in n))  # MG: no SOP
 
 
 def test_another_vocabulary_is_refused_in_every_kind(saved):
@@ -67,5 +76,6 @@ def test_another_vocabulary_is_refused_in_every_kind(saved):
     model(random_inputs(model.config))
     for path in paths.values():
         with pytest.raises(checkpoints.CheckpointMismatchError,
-                           match=r"word_embeddings\S*: checkpoint \[100, 16\] vs model \[120, 16\]"):
+                           match=r"(word|token)_embeddings?\S*: checkpoint \[100, 16\] vs "
+                                 r"model \[120, 16\]"):
             checkpoints.load_checkpoint(model, path)

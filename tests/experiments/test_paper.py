@@ -16,6 +16,10 @@ from albert_tf.experiments.budget import TINY
 from albert_tf.experiments.files import read_json
 from tests.training import processes
 
+# Slow tier (make test-all): the paper harness end to end (≈5 min on 2 cores);
+# tests/experiments/test_verdicts.py, test_data.py and test_curves.py cover its parts fast.
+pytestmark = pytest.mark.slow
+
 ALL_TABLES = [2, 3, 4, 5]
 
 

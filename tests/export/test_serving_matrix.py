@@ -8,7 +8,8 @@ the checkpoint within the stated bound, or is refused in one line that names the
 that would give it — as EXPECTED below says, written out by hand from the docs, not from the
 loader's own table. Bounds: fp32 1e-5 absolute; anything touching bf16 2^-5 of each output's
 largest magnitude (tests/export/test_bfloat16_export.py derives it); int8 10 % of it (the
-ONNX tests' bound; the argmax tests bound the trained case).
+ONNX tests' bound; the argmax tests bound the trained case), the static int8 IR (fp32_full's
+--int8_calibration_file) its export's accuracy gate (int8_calibration.INT8_RELATIVE_BOUND).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 
 from albert_tf import hardware
 from albert_tf.export import engines, load_serving
+from albert_tf.export import int8_calibration
 from albert_tf.export.auto_rule import AUTO_RULE
 from albert_tf.export.serving import Artifact, ServingLoadError, auto_backend
 from tests.conftest import random_inputs
@@ -47,7 +49,8 @@ for _export in EXPORTS:
         (_export, "tensorflow", "int8"): "runs fp32, bf16",
         (_export, "openvino", "fp32"): OK,
         (_export, "openvino", "bf16"): OK,
-        (_export, "openvino", "int8"): "runs fp32, bf16",
+        (_export, "openvino", "int8"): (OK if _export == "fp32_full"  # NNCF's static int8 IR
+                                        else "--int8_calibration_file"),
         (_export, "onnxruntime", "fp32"): OK if _full else "--onnx",
         (_export, "onnxruntime", "bf16"): "runs fp32, int8",
         (_export, "onnxruntime", "int8"): OK if _full else "--onnx",
@@ -60,9 +63,35 @@ for _export in EXPORTS:
 
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory):
-    """name → (export directory, the float32 Keras encoder of its checkpoint)."""
-    return {name: export_tiny_encoder(tmp_path_factory.mktemp(name), **values)
-            for name, values in EXPORTS.items()}
+    """name → (export directory, the float32 Keras encoder of its checkpoint). fp32_full also
+    holds the static int8 IR, calibrated on records of the inputs the tests send."""
+    made = {}
+    for name, values in EXPORTS.items():
+        root = tmp_path_factory.mktemp(name)
+        if name == "fp32_full":
+            values = {**values, "int8_calibration_file": _calibration_records(root)}
+        made[name] = export_tiny_encoder(root, **values)
+    return made
+
+
+def _calibration_records(root) -> str:
+    """A TFRecord file of 40 `_inputs`-like rows (input_ids/input_mask/segment_ids)."""
+    import tensorflow as tf
+
+    from tests.conftest import tiny_config
+
+    path = str(root / "calibration.tf_record")
+    with tf.io.TFRecordWriter(path) as writer:
+        for seed in range(20):
+            rows = _inputs(tiny_config(vocab_size=1000), batch=2, seq=12, seed=100 + seed)
+            for i in range(2):
+                feature = {theirs: tf.train.Feature(int64_list=tf.train.Int64List(
+                    value=rows[ours][i].tolist())) for ours, theirs in (
+                    ("input_word_ids", "input_ids"), ("input_mask", "input_mask"),
+                    ("input_type_ids", "segment_ids"))}
+                writer.write(tf.train.Example(features=tf.train.Features(
+                    feature=feature)).SerializeToString())
+    return path
 
 
 def _inputs(config, batch=3, seq=12, seed=0):
@@ -97,7 +126,14 @@ def test_each_engine_and_precision_loads_and_matches_or_is_refused_in_one_line(
         assert (model.backend, model.precision) == (engine, precision)
         got = model(inputs)
         error = _relative_error(got, want)
-        if precision == "int8":
+        if precision == "int8" and engine == "openvino":
+            # Static int8 (activations too) on random weights: the bound its export's accuracy
+            # gate held on calibration rows like these (int8_calibration.py), per row.
+            relative = [np.linalg.norm(got[k][i] - want[k].numpy()[i])
+                        / np.linalg.norm(want[k].numpy()[i])
+                        for k in ("pooled_output", "sequence_output") for i in range(len(got[k]))]
+            assert 0 < np.mean(relative) <= int8_calibration.INT8_RELATIVE_BOUND, relative
+        elif precision == "int8":
             assert 0 < error <= 0.1, (precision, error)
         elif precision == "bf16" or export.startswith("bf16"):
             assert error <= 2.0 ** -5, (precision, error)

@@ -25,6 +25,10 @@ from albert_tf.glue.runner import GlueRunOptions, run
 from tests.conftest import tiny_config
 from tests.training import processes
 
+# Slow tier (make test-all): real learning on the corpus task (≈3 min);
+# tests/glue/test_run_classifier.py covers the script fast.
+pytestmark = pytest.mark.slow
+
 SEQ = 64
 PRETRAIN_STEPS = 1500
 FINETUNE_STEPS = 400

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.training import processes
+
+# Slow tier (make test-all): a trainer and an evaluator process side by side.
+pytestmark = pytest.mark.slow
 
 STEPS, EVERY = 6, 2
 

@@ -39,10 +39,12 @@ def _choices_feed(config):
 MODELS = {
     "encoder": (AlbertEncoder, _encoder_feed),
     "pretrainer": (AlbertPretrainer, random_inputs),
-    "classifier": (lambda c: AlbertClassifier(c, num_classes=3), _encoder_feed),
+    "classifier": (lambda c, **kw: AlbertClassifier(c, num_classes=3, **kw), _encoder_feed),
     "span_labeler_v1": (AlbertSpanLabeler, _encoder_feed),
-    "span_labeler_v2": (lambda c: AlbertSpanLabeler(c, version_2_with_negative=True), _span_feed),
-    "multiple_choice": (lambda c: AlbertMultipleChoice(c, num_choices=3), _choices_feed),
+    "span_labeler_v2": (lambda c, **kw: AlbertSpanLabeler(c, version_2_with_negative=True, **kw),
+                        _span_feed),
+    "multiple_choice": (lambda c, **kw: AlbertMultipleChoice(c, num_choices=3, **kw),
+                        _choices_feed),
 }
 
 
@@ -94,16 +96,12 @@ def test_mixed_precision_keeps_float32_parts(monkeypatch, name, policy):
         softmax_dtypes.append(x.dtype)
         return softmax(x, *args, **kwargs)
 
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(policy)
-    try:
-        model = factory(config)
-        model(feed)
-        model.set_weights(reference.get_weights())
-        monkeypatch.setattr(keras.ops, "softmax", recording_softmax)
-        out = _float_outputs(model(feed))
-    finally:
-        keras.config.set_dtype_policy(previous)
+    model = factory(config, dtype=policy)  # passed, not set globally
+    model(feed)
+    model.set_weights(reference.get_weights())
+    monkeypatch.setattr(keras.ops, "softmax", recording_softmax)
+    out = _float_outputs(model(feed))
+    assert model.dtype_policy.name == policy and keras.config.dtype_policy().name == "float32"
     half = policy.split("_")[1]
     layer_norms = [layer for layer in model._flatten_layers()
                    if isinstance(layer, keras.layers.LayerNormalization)]

@@ -149,9 +149,11 @@ class ScaledPretrainingObjective(PretrainingObjective):
 
 
 CASES = {
-    "classifier": (lambda: AlbertClassifier(tiny_config(), 3, dropout_rate=0.0),
+    "classifier": (lambda dtype=None: AlbertClassifier(tiny_config(), 3, dropout_rate=0.0,
+                                                       dtype=dtype),
                    lambda: MeanLossObjective(classification_loss), classifier_batches),
-    "pretrainer": (lambda: AlbertPretrainer(tiny_config()), ScaledPretrainingObjective,
+    "pretrainer": (lambda dtype=None: AlbertPretrainer(tiny_config(), dtype=dtype),
+                   ScaledPretrainingObjective,
                    pretraining_batches),
 }
 

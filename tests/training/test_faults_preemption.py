@@ -11,10 +11,14 @@ import signal
 import subprocess
 import sys
 
+import pytest
 
 from tests.conftest import tiny_config
 from tests.training import fault_runs, processes
 from tests.text_assets import text_assets  # noqa: F401  (session fixture)
+
+# Slow tier (make test-all): scripts signalled and resumed in subprocesses.
+pytestmark = pytest.mark.slow
 
 GLUE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "glue")
 

@@ -12,7 +12,13 @@ import os
 import signal
 import time
 
+import pytest
+
 from tests.training import fault_runs, processes
+
+# Slow tier (make test-all): two worker processes killed and restarted;
+# tests/training/test_faults_checkpoints.py covers the checkpoint side fast.
+pytestmark = pytest.mark.slow
 
 # docs/faults.md: TF's heartbeat timeout (10 s) + error propagation and exit; observed 10–20 s
 # on 2 busy cores.

@@ -23,6 +23,10 @@ from albert_tf.pretraining.modeling import PretrainingObjective
 from albert_tf.pretraining.records import pretraining_dataset_fn
 from tests.training import processes
 
+# Slow tier (make test-all): 300 training steps (learning, not a mechanism);
+# tests/training/test_run_pretraining.py covers the loop fast.
+pytestmark = pytest.mark.slow
+
 SEQ, PRED, VOCAB, STEPS, BATCH = 64, 10, 4000, 300, 64
 
 

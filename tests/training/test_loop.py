@@ -37,7 +37,7 @@ def make_trainer(output_dir, steps=10, batch=8, lr=0.01, callbacks=(), init_fn=N
     settings = dict(num_train_steps=steps, train_batch_size=batch, iterations_per_loop=5,
                     save_checkpoints_steps=5, log_steps=5)
     settings.update(loop)
-    return Trainer(lambda: AlbertPretrainer(config), PretrainingObjective(),
+    return Trainer(lambda dtype: AlbertPretrainer(config, dtype=dtype), PretrainingObjective(),
                    LoopConfig(str(output_dir), **settings), init_fn=init_fn, callbacks=callbacks,
                    strategy=strategy,
                    optimizer_fn=lambda: create_optimizer("lamb", lr, steps, 0))

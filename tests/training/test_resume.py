@@ -6,10 +6,14 @@ import os
 import signal
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tests.conftest import tiny_config
 from tests.training import processes
+
+# Slow tier (make test-all): SIGKILL and resume of a real pretraining process.
+pytestmark = pytest.mark.slow
 
 
 def model_values(prefix: str) -> dict[str, np.ndarray]:
