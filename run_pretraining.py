@@ -6,7 +6,7 @@ package runs as `albert-run-pretraining` and `python -m albert_tf.run_pretrainin
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 from albert_tf.run_pretraining import FLAGS, console_main, main, run
 

@@ -12,7 +12,7 @@ from the run_classifier checkpoint the encoder was exported from.
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 import csv
 import numpy as np
@@ -24,7 +24,7 @@ from albert_tf import cli
 from albert_tf.checkpoints import resolve_checkpoint_path
 from albert_tf.checkpoints.ours import entry_name
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("preprocess_export", None, "Preprocessing SavedModel (export_tfhub).")

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from absl import app, flags, logging
 
-from albert_tf.atomic_files import DISK_FULL_ERRNOS, DiskFullError
+from albert_tf.runtime.atomic_files import DISK_FULL_ERRNOS, DiskFullError
 from albert_tf.training import flags as training_flags
 
 __all__ = ["DISK_FULL_ERRNOS", "disk_full_exits", "flags_parser", "options_from_flags",
@@ -141,7 +141,7 @@ def unknown_file_systems(flag_values: flags.FlagValues = flags.FLAGS) -> str | N
     """The first path flag naming a `scheme://` TensorFlow has no file system for (`foo://`,
     a typo of gs://), as "--flag=value: …"; None when all are local or known. Checked before a
     tool runs, so nothing is written; TensorFlow is imported only when a flag is remote."""
-    from albert_tf import paths
+    from albert_tf.runtime import paths
 
     for name in sorted(flag_values):
         value = flag_values[name].value

@@ -15,7 +15,7 @@ import json
 import os
 from typing import Any, Mapping
 
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime.atomic_files import atomic_file
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
 # `hidden_act` values (case-insensitive; "" is the identity too): the original's names
@@ -78,7 +78,7 @@ class ConfigError(ValueError):
 
 def read_json_file(path: str) -> Any:
     """The JSON content of a config file; ConfigError naming the file (and line) otherwise."""
-    from albert_tf import paths
+    from albert_tf.runtime import paths
 
     if not paths.isfile(path):
         raise ConfigError(f"{path}: config file not found")

@@ -20,14 +20,14 @@ then.
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
 
 import sys
 
 from absl import flags
 
 from albert_tf import cli
-from albert_tf.flag_errors import checkpoint_error
+from albert_tf.runtime.flag_errors import checkpoint_error
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "Checkpoint to read: original TF1 prefix or directory, one "

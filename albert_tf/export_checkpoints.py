@@ -15,7 +15,7 @@ exit status 1; nothing is written. For other formats and heads use `python -m al
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
 
 from absl import flags
 

@@ -39,13 +39,15 @@ int8_calibration.py); `load_serving(export_path, precision="int8")` picks it.
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 from typing import Sequence
 
 from absl import app, flags
 
-from albert_tf import cli, options
+from albert_tf import cli
+
+from albert_tf.runtime import options
 from albert_tf.export.choices import EXPORT_DTYPES, ServingFileOptions
 from albert_tf.export.onnx_artifacts import ONNX_QUANTIZATIONS
 

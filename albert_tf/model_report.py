@@ -9,7 +9,7 @@ and a checkpoint written with the original's TF1 names restores to identical out
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 from absl import flags
 

@@ -44,7 +44,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 from albert_tf.checkpoints.hf_config import config_disagreement
 from albert_tf.checkpoints.hf_files import spm_model_of
 from albert_tf.checkpoints.hf_source import open_hf_directory
@@ -58,7 +58,7 @@ from albert_tf.checkpoints.tf1_hub_files import (MODULE_MARKER, is_hub_url, is_t
 from albert_tf.config import AlbertConfig
 from albert_tf.export.encoder_export import CONFIG_ASSET
 from albert_tf.export.loading import HubEncoder, export_spm_model, load_export_config
-from albert_tf.flag_errors import checkpoint_error
+from albert_tf.runtime.flag_errors import checkpoint_error
 from albert_tf.models.encoder import AlbertEncoder
 from albert_tf.tokenization import FullTokenizer
 

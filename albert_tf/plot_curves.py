@@ -10,7 +10,7 @@ start at 0; training is a line, eval points are markers; the title names the run
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 import os
 from absl import flags

@@ -23,7 +23,7 @@ Bad input stops the run with one line naming the file, and a non-zero exit.
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 from absl import flags
 

@@ -22,7 +22,7 @@ non-zero exit; skipped questions are counted and listed at the end.
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 from absl import flags
 

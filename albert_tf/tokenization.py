@@ -22,7 +22,7 @@ from typing import Iterable, Sequence
 
 import sentencepiece as spm
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 
 SPIECE_UNDERLINE = "\u2581"
 COMMA_RULES = ("python3", "python2")

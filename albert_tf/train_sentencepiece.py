@@ -11,7 +11,7 @@ the training text is lower-cased here too unless --nodo_lower_case.
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 import os
 from albert_tf.data.sentencepiece import ORIGINAL_OPTIONS, special_ids, train_sentencepiece

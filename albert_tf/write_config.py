@@ -12,12 +12,12 @@ script's --albert_config_file. An existing --output is left as it is (one line, 
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 from absl import flags
 
 from albert_tf import cli
-from albert_tf.atomic_files import REFUSE, atomic_file
+from albert_tf.runtime.atomic_files import REFUSE, atomic_file
 from albert_tf.config import DEMO_CONFIG_FILE, PRESET_NAMES, AlbertConfig
 
 flags.DEFINE_enum("preset", "demo", ["demo", *PRESET_NAMES],

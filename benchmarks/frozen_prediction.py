@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from albert_tf import execution_rules  # before TensorFlow: it sets oneDNN
+from albert_tf.runtime import execution_rules  # before TensorFlow: it sets oneDNN
 
 execution_rules.choose_onednn()
 
@@ -29,7 +29,7 @@ import tensorflow as tf  # noqa: E402
 from albert_peers import randomize_weights  # noqa: E402
 from albert_tf.config import AlbertConfig  # noqa: E402
 from albert_tf.finetuning.inference import Predictor  # noqa: E402
-from albert_tf.hardware import cpu_profile  # noqa: E402
+from albert_tf.runtime.hardware import cpu_profile  # noqa: E402
 from albert_tf.models import INPUT_NAMES, AlbertEncoder  # noqa: E402
 from model_speed import POLICIES, _under_policy, make_inputs  # noqa: E402
 

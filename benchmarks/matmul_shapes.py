@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from albert_tf import execution_rules  # before TensorFlow: it sets oneDNN
+from albert_tf.runtime import execution_rules  # before TensorFlow: it sets oneDNN
 
 execution_rules.choose_onednn()
 

@@ -53,7 +53,7 @@ from typing import Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from albert_tf import execution_rules  # before TensorFlow: it sets oneDNN
+from albert_tf.runtime import execution_rules  # before TensorFlow: it sets oneDNN
 
 # Measure the path the scripts take: their oneDNN choice for this CPU unless the caller set one.
 ONEDNN_SET_HERE = execution_rules.choose_onednn()
@@ -67,7 +67,7 @@ from albert_tf.export.choices import EXPORT_DTYPE_POLICIES  # noqa: E402
 from albert_peers import (  # noqa: E402
     albert_flops, hf_albert_config, pretraining_loss, randomize_weights)
 from albert_tf.models import INPUT_NAMES, AlbertEncoder, AlbertPretrainer  # noqa: E402
-from albert_tf.hardware import describe_cpu, has_bf16_units  # noqa: E402
+from albert_tf.runtime.hardware import describe_cpu, has_bf16_units  # noqa: E402
 
 
 # --------------------------------------------------------------------------- harness

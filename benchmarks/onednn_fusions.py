@@ -202,7 +202,7 @@ def measure(config, whats: Iterable[str] = WHATS, dtypes: Iterable[str] = ("floa
 
 def onednn_bf16_on_this_cpu() -> bool:
     """Whether TensorFlow gives bfloat16 ops to oneDNN here (else they stay Eigen ops)."""
-    from albert_tf.hardware import onednn_runs_bf16
+    from albert_tf.runtime.hardware import onednn_runs_bf16
 
     return onednn_runs_bf16()
 

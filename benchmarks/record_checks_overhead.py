@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import albert_tf.quiet_startup  # noqa: F401  (before TensorFlow)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (before TensorFlow)
 from albert_tf.data import pretraining_dataset
 from albert_tf.data.value_checks import IdLimits
 from tests.data import record_files

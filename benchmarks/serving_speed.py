@@ -84,7 +84,7 @@ import tensorflow as tf  # noqa: E402
 tf.config.threading.set_intra_op_parallelism_threads(ARGS.threads)
 tf.config.threading.set_inter_op_parallelism_threads(1)
 
-from albert_tf import hardware  # noqa: E402
+from albert_tf.runtime import hardware  # noqa: E402
 from albert_tf.export.serving import installed, load_serving  # noqa: E402
 
 

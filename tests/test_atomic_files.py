@@ -1,4 +1,4 @@
-"""atomic_file / atomic_directory (albert_tf/atomic_files.py): the modes a plain open()/mkdir()
+"""atomic_file / atomic_directory (albert_tf/runtime/atomic_files.py): the modes a plain open()/mkdir()
 gives under the umask, complete-or-absent outputs, the existing-target policies, remote paths."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from albert_tf import atomic_files
-from albert_tf.atomic_files import atomic_directory, atomic_file
+from albert_tf.runtime import atomic_files
+from albert_tf.runtime.atomic_files import atomic_directory, atomic_file
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -19,7 +19,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # outputs of every kind, prints {relative path: mode} of everything under the root.
 _WRITER = r"""
 import json, os, stat, sys
-from albert_tf.atomic_files import atomic_directory, atomic_file
+from albert_tf.runtime.atomic_files import atomic_directory, atomic_file
 
 root = sys.argv[1]
 join = os.path.join

@@ -3,8 +3,8 @@ profiles: every choice the tables make is checked on every profile, whatever CPU
 
 import pytest
 
-from albert_tf import execution_rules, hardware
-from albert_tf.execution_rules import (ONEDNN_ENV, choose_onednn, freeze_for_prediction,
+from albert_tf.runtime import execution_rules, hardware
+from albert_tf.runtime.execution_rules import (ONEDNN_ENV, choose_onednn, freeze_for_prediction,
                                        use_xla, xla_speedup)
 from albert_tf.training.choices import DTYPE_POLICIES
 from tests.cpuinfo_texts import AMD_AVX2, XEON_SPR

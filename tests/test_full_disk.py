@@ -176,7 +176,7 @@ def test_a_failed_final_flush_leaves_no_temporary(tmp_path, monkeypatch):
     the temporary and raises DiskFullError naming the target (in process: fsync made to fail)."""
     import errno
 
-    from albert_tf.atomic_files import DiskFullError
+    from albert_tf.runtime.atomic_files import DiskFullError
     from albert_tf.data.tfrecord_io import AtomicTFRecordWriter
 
     def no_space(handle):

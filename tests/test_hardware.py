@@ -1,6 +1,6 @@
 """bf16 units and CPU profiles read from /proc/cpuinfo text (x86 and Arm)."""
 
-from albert_tf import hardware
+from albert_tf.runtime import hardware
 from tests.cpuinfo_texts import AMD_AVX2, AVX512_VNNI, GRAVITON3, XEON_SPR
 
 
@@ -58,6 +58,6 @@ def test_an_unknown_cpu_is_described_so_and_not_warned_about(monkeypatch, caplog
 
 
 def test_has_nvidia_driver_lives_in_hardware_and_keeps_its_old_name():
-    from albert_tf import quiet_startup
+    from albert_tf.runtime import quiet_startup
 
     assert quiet_startup.has_nvidia_driver is hardware.has_nvidia_driver

@@ -39,7 +39,7 @@ import time
 
 import pytest
 
-from albert_tf import stderr_filter
+from albert_tf.runtime import stderr_filter
 from tests.test_readme import readme_sections
 
 # Slow tier (make test-all): builds the wheel and installs it into a fresh venv (≈2.5 min);

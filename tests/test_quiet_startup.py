@@ -1,6 +1,6 @@
 """What a user sees on stderr: TensorFlow's INFO/WARNING log lines and its known harmless
 errors are filtered — on any CPU, oneDNN's ops on or off, for the whole run — the scripts'
-own logs and real errors are not (albert_tf.quiet_startup, albert_tf.stderr_filter)."""
+own logs and real errors are not (albert_tf.runtime.quiet_startup, albert_tf.runtime.stderr_filter)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import warnings
 
 import pytest
 
-from albert_tf import quiet_startup
-from albert_tf.stderr_filter import LineFilter, keep
+from albert_tf.runtime import quiet_startup
+from albert_tf.runtime.stderr_filter import LineFilter, keep
 from tests.conftest import tiny_config
 from tests.data import record_files
 from tests.training import processes
@@ -97,7 +97,7 @@ def run_python(code: str, *args: str, **env: str) -> subprocess.CompletedProcess
 # A program of ours without TensorFlow: C++-style lines on fd 2, Python's own through sys.stderr.
 PROGRAM = f"""
 import os, subprocess, sys
-import albert_tf.quiet_startup
+import albert_tf.runtime.quiet_startup
 os.write(2, {ONEDNN_ON!r} + b"\\n" + {REAL!r} + b"\\n" + {ONEDNN_INT64!r} + b"\\n")
 os.write(2, {PRE_INIT!r} + b"\\n")
 sys.stderr.write({CUDART.decode()!r} + " (through sys.stderr: a line of ours)\\n")
@@ -105,7 +105,7 @@ sys.stderr.flush()
 subprocess.run([sys.executable, "-c", "import os; os.write(2, {CPU_GUARD!r} + b'\\\\nchild\\\\n')"])
 mode = sys.argv[1]
 if mode == "normal":
-    print("flushed", albert_tf.quiet_startup.flush())
+    print("flushed", albert_tf.runtime.quiet_startup.flush())
     sys.stderr.write("after the flush\\n")
 if mode == "abort":
     os.write(2, {FATAL!r} + b"\\n*** Check failure stack trace: ***\\n")
@@ -154,9 +154,9 @@ def test_the_program_gets_the_profiles_onednn_choice_unless_the_user_set_one():
     """A script (the program importing quiet_startup) gets TF_ENABLE_ONEDNN_OPTS from
     execution_rules' table for this CPU's profile before TensorFlow is imported; a value the
     user set is kept; a library import changes nothing."""
-    from albert_tf import execution_rules, hardware
+    from albert_tf.runtime import execution_rules, hardware
 
-    show = "import os, albert_tf.quiet_startup; print(os.environ.get('TF_ENABLE_ONEDNN_OPTS'))"
+    show = "import os, albert_tf.runtime.quiet_startup; print(os.environ.get('TF_ENABLE_ONEDNN_OPTS'))"
     expected = {True: "1", False: "0", None: "None"}[
         execution_rules.ONEDNN_ON[hardware.cpu_profile()]]
     environment = processes.python_env()
@@ -166,7 +166,7 @@ def test_the_program_gets_the_profiles_onednn_choice_unless_the_user_set_one():
     assert result.stdout.strip() == expected, result.stderr
     for value in ("0", "1"):
         assert run_python(show, TF_ENABLE_ONEDNN_OPTS=value).stdout.strip() == value.encode()
-    library = ("import importlib, os; importlib.import_module('albert_tf.quiet_startup'); "
+    library = ("import importlib, os; importlib.import_module('albert_tf.runtime.quiet_startup'); "
                "print(os.environ.get('TF_ENABLE_ONEDNN_OPTS'))")
     result = subprocess.run([sys.executable, "-c", library], cwd=processes.REPO, env=environment,
                             capture_output=True, text=True, timeout=120)
@@ -176,7 +176,7 @@ def test_the_program_gets_the_profiles_onednn_choice_unless_the_user_set_one():
 def test_imported_as_a_library_it_leaves_stderr_alone():
     result = run_python("""
         import importlib, os
-        importlib.import_module("albert_tf.quiet_startup")  # not the program's own import
+        importlib.import_module("albert_tf.runtime.quiet_startup")  # not the program's own import
         os.write(2, b"I0000 00:00:1.5 1 port.cc:153] shown\\n")
         """)
     assert result.stderr.splitlines() == [b"I0000 00:00:1.5 1 port.cc:153] shown"]
@@ -230,7 +230,7 @@ def test_every_entry_point_imports_quiet_startup_first():
                    and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
         first = imports[0]
         assert (isinstance(first, ast.Import)
-                and [a.name for a in first.names] == ["albert_tf.quiet_startup"]), path
+                and [a.name for a in first.names] == ["albert_tf.runtime.quiet_startup"]), path
 
 
 def test_third_party_deprecation_notices_are_hidden_ours_are_not():
@@ -328,7 +328,7 @@ def test_fd_2_pointed_elsewhere_by_the_program_gets_nothing_of_the_filter(tmp_pa
     log = tmp_path / "log.txt"
     result = run_python(f"""
         import os
-        import albert_tf.quiet_startup
+        import albert_tf.runtime.quiet_startup
         fd = os.open({str(log)!r}, os.O_WRONLY | os.O_CREAT)
         os.dup2(fd, 2)
         os.write(2, b"into the file\\n")
@@ -342,7 +342,7 @@ def test_tensorflow_records_filter_keeps_ours_logged_through_autograph():
     tf.function) is the frame absl names as the caller."""
     import logging as std_logging
 
-    from albert_tf.quiet_startup import LibraryRecords
+    from albert_tf.runtime.quiet_startup import LibraryRecords
 
     records_filter = LibraryRecords(std_logging.ERROR, ("tensorflow",))
     root = records_filter.prefixes[0]
@@ -365,7 +365,7 @@ def test_absl_handler_taken_off_the_root_logger_is_put_back():
     passed unfiltered. A tool's log keeps absl's format throughout and drops the library's
     lines; its own root-logger lines stay."""
     result = run_python("""
-        import albert_tf.quiet_startup
+        import albert_tf.runtime.quiet_startup
         import importlib.util, logging, os
         from absl import app, logging as absl_logging
 

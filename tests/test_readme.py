@@ -37,7 +37,7 @@ import sys
 import numpy as np
 import pytest
 
-from albert_tf import stderr_filter
+from albert_tf.runtime import stderr_filter
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")

@@ -240,7 +240,7 @@ def test_a_bucket_directory_is_staged_locally_and_replaced_object_by_object():
     """atomic_directory on ram://: plain open() writes into the (local) staging directory;
     "replace" leaves exactly the new objects; a failure leaves the old output whole; no
     temporary prefix stays behind."""
-    from albert_tf.atomic_files import atomic_directory
+    from albert_tf.runtime.atomic_files import atomic_directory
 
     root = f"ram://atomic-{uuid.uuid4().hex[:8]}"
     with atomic_directory(f"{root}/export") as staging:
@@ -265,7 +265,7 @@ def test_a_bucket_directory_is_staged_locally_and_replaced_object_by_object():
 
 
 def test_paths_helpers_agree_on_both_kinds(tmp_path):
-    from albert_tf import paths
+    from albert_tf.runtime import paths
 
     remote = f"ram://paths-{uuid.uuid4().hex[:8]}"
     for root in (str(tmp_path), remote):

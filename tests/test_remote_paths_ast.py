@@ -2,7 +2,7 @@
 
 `os.path.exists`/`isdir`/`isfile`, `open()`, `os.listdir`, `os.makedirs`, `glob.glob`,
 `shutil` copies and the like see only the local disk: on `gs://bucket/…` they find nothing
-(or create a local directory named `gs:`). Code must call `albert_tf.paths` (or
+(or create a local directory named `gs:`). Code must call `albert_tf.runtime.paths` (or
 `tf.io.gfile`) instead. This test walks the AST of every module under albert_tf/ and fails on
 such a call outside `ALLOWED`: the places that touch only local files, each with its reason,
 keyed by (module, function). An entry that no longer matches anything fails too, so the
@@ -35,30 +35,30 @@ SCRATCH = "a local temporary file of its own"
 # why it is local only.
 ALLOWED: dict[tuple[str, str], str] = {
     # The helpers themselves: their local fast path.
-    ("paths.py", "exists"): "the local branch of the one helper",
-    ("paths.py", "isdir"): "the local branch of the one helper",
-    ("paths.py", "isfile"): "the local branch of the one helper",
-    ("paths.py", "listdir"): "the local branch of the one helper",
-    ("paths.py", "glob"): "the local branch of the one helper",
-    ("paths.py", "makedirs"): "the local branch of the one helper",
-    ("paths.py", "open_file"): "the local branch of the one helper",
-    ("paths.py", "remove"): "the local branch of the one helper",
-    ("paths.py", "rmtree"): "the local branch of the one helper",
-    ("paths.py", "_copy_tree"): "writes the local copy of a remote input",
-    ("paths.py", "local_copy"): "removes the local copy of a remote input",
-    ("atomic_files.py", "_fsync_tree"): "local branch (fsync has no remote meaning)",
-    ("atomic_files.py", "_remove_local"): "local branch",
-    ("atomic_files.py", "_replace_local"): "local branch",
-    ("atomic_files.py", "AtomicFile.__init__"): "local branch (remote: tf.io.gfile)",
-    ("atomic_files.py", "AtomicFile._publish_local"): "local branch",
-    ("atomic_files.py", "AtomicFile.discard"): "local branch (remote: tf.io.gfile)",
-    ("atomic_files.py", "AtomicDirectory.__init__"): "local branch (remote: tf.io.gfile)",
-    ("atomic_files.py", "AtomicDirectory._publish_local"): "local branch",
-    ("atomic_files.py", "AtomicDirectory._publish_remote"): "walks the local staging tree it uploads",
-    ("atomic_files.py", "AtomicDirectory.discard"): "removes the local staging directory",
+    ("runtime/paths.py", "exists"): "the local branch of the one helper",
+    ("runtime/paths.py", "isdir"): "the local branch of the one helper",
+    ("runtime/paths.py", "isfile"): "the local branch of the one helper",
+    ("runtime/paths.py", "listdir"): "the local branch of the one helper",
+    ("runtime/paths.py", "glob"): "the local branch of the one helper",
+    ("runtime/paths.py", "makedirs"): "the local branch of the one helper",
+    ("runtime/paths.py", "open_file"): "the local branch of the one helper",
+    ("runtime/paths.py", "remove"): "the local branch of the one helper",
+    ("runtime/paths.py", "rmtree"): "the local branch of the one helper",
+    ("runtime/paths.py", "_copy_tree"): "writes the local copy of a remote input",
+    ("runtime/paths.py", "local_copy"): "removes the local copy of a remote input",
+    ("runtime/atomic_files.py", "_fsync_tree"): "local branch (fsync has no remote meaning)",
+    ("runtime/atomic_files.py", "_remove_local"): "local branch",
+    ("runtime/atomic_files.py", "_replace_local"): "local branch",
+    ("runtime/atomic_files.py", "AtomicFile.__init__"): "local branch (remote: tf.io.gfile)",
+    ("runtime/atomic_files.py", "AtomicFile._publish_local"): "local branch",
+    ("runtime/atomic_files.py", "AtomicFile.discard"): "local branch (remote: tf.io.gfile)",
+    ("runtime/atomic_files.py", "AtomicDirectory.__init__"): "local branch (remote: tf.io.gfile)",
+    ("runtime/atomic_files.py", "AtomicDirectory._publish_local"): "local branch",
+    ("runtime/atomic_files.py", "AtomicDirectory._publish_remote"): "walks the local staging tree it uploads",
+    ("runtime/atomic_files.py", "AtomicDirectory.discard"): "removes the local staging directory",
     # The machine, not a user's file.
-    ("hardware.py", "has_nvidia_driver"): "the NVIDIA driver's /proc file",
-    ("hardware.py", "_this_cpuinfo"): "this machine's /proc/cpuinfo",
+    ("runtime/hardware.py", "has_nvidia_driver"): "the NVIDIA driver's /proc file",
+    ("runtime/hardware.py", "_this_cpuinfo"): "this machine's /proc/cpuinfo",
     # The package's own data and the Python installation's text (the built-in corpus).
     ("corpus/stdlib_text.py", "module_files"): "the Python installation's own files",
     ("corpus/stdlib_text.py", "_topic_texts"): "the Python installation's own files",
@@ -85,7 +85,7 @@ ALLOWED: dict[tuple[str, str], str] = {
         "key stays constant within the process)",
     # keras-hub presets and Model Garden exports (new formats, their own helper's files, still
     # changing): local directories only for now, the whole module; an issue-40 follow-up moves
-    # them onto albert_tf.paths.
+    # them onto albert_tf.runtime.paths.
     ("checkpoints/keras_hub.py", "*"): "keras-hub preset: local only for now",
     ("checkpoints/keras_hub_files.py", "*"): "keras-hub preset: local only for now",
     ("checkpoints/model_garden.py", "*"): "Model Garden export: local only for now",
@@ -153,7 +153,7 @@ def test_no_local_only_access_outside_the_allow_list():
                   for module, function, line, call in local_only_calls()
                   if not _allowed(module, function)]
     assert not unexpected, (
-        "local-only file access of what may be a user's bucket path; use albert_tf.paths "
+        "local-only file access of what may be a user's bucket path; use albert_tf.runtime.paths "
         "(or tf.io.gfile), or add (module, function) to ALLOWED with the reason:\n"
         + "\n".join(unexpected))
 

@@ -1,5 +1,5 @@
 """Each script option is declared once: a field of the script's options dataclass
-(`albert_tf.options.option`) that is its flag. The scripts define no flag of their own for a
+(`albert_tf.runtime.options.option`) that is its flag. The scripts define no flag of their own for a
 field, a subclass that only rewords a field keeps its base's default (`reworded`), the loop's
 `LoopConfig` inherits the shared settings, and the flags the scripts end up with carry the
 fields' defaults, help and bounds."""
@@ -18,7 +18,7 @@ import sys
 import pytest
 from absl import flags
 
-from albert_tf import options
+from albert_tf.runtime import options
 from albert_tf.training.loop_options import LoopSettings
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -25,7 +25,7 @@ before TensorFlow loads.
 
 from __future__ import annotations
 
-from albert_tf.lazy_names import lazy_names
+from albert_tf.runtime.lazy_names import lazy_names
 
 _EXPORTS = {
     "DEFAULT_HF_CLASS": "hf", "hf_variable_map": "hf", "load_hf_checkpoint": "hf",

@@ -28,8 +28,8 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_directory
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_directory
 from albert_tf.checkpoints import hf_config, hf_files, hf_names
 from albert_tf.checkpoints.hf import hf_class_for, hf_tensors, save_hf_checkpoint
 from albert_tf.checkpoints.hf_source import open_hf_directory

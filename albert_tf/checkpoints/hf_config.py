@@ -21,7 +21,7 @@ import json
 import os
 from typing import Any, Mapping
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 from albert_tf.config import EMBEDDING_PROJECTION_KEY, AlbertConfig, ConfigError
 from albert_tf.layers.normalization import LAYER_NORM_EPSILON
 

@@ -17,8 +17,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_directory
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_directory
 from albert_tf.checkpoints.report import CheckpointFileError
 
 CONFIG_FILE = "config.json"

@@ -25,7 +25,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.atomic_files import atomic_directory
+from albert_tf.runtime.atomic_files import atomic_directory
 from albert_tf.checkpoints import keras_hub_files as files
 from albert_tf.checkpoints.hf_config import differing_keys
 from albert_tf.checkpoints.keras_hub_config import (config_from_keras_hub, config_to_keras_hub,

@@ -15,8 +15,8 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_directory, atomic_file
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_directory, atomic_file
 from albert_tf.checkpoints.model_parts import HEAD_PARTS, check_built, part_owners, resolve
 from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport, compare, matches
 

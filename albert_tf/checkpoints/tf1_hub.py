@@ -28,7 +28,7 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tensorflow.core.protobuf import meta_graph_pb2, saved_model_pb2
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 from albert_tf.checkpoints.hf_config import config_disagreement
 from albert_tf.checkpoints.original import load_original_checkpoint
 from albert_tf.checkpoints.report import CheckpointFileError, CheckpointMismatchError, LoadReport

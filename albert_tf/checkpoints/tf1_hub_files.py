@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 
 MODULE_MARKER = "tfhub_module.pb"
 SAVED_MODEL_FILE = "saved_model.pb"

@@ -15,8 +15,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.corpus.documents import read_documents
 from albert_tf.corpus.stdlib_text import iter_documents
 

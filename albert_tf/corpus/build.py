@@ -5,7 +5,7 @@ Optionally also trains a small SentencePiece model on it (--spm_model_prefix).
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 from absl import flags, logging
 

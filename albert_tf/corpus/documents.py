@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 
 
 def read_documents(path: str, min_words: int = 4, max_words: int = 40) -> list[list[str]]:

@@ -23,8 +23,8 @@ from typing import Sequence
 
 from absl import logging
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.corpus.documents import read_documents
 
 MRPC_HEADER = ("Quality", "#1 ID", "#2 ID", "#1 String", "#2 String")

@@ -4,7 +4,7 @@ RACE-format task of `albert_tf.corpus.race_task` (from the built-in corpus by de
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's start-up)
 
 from absl import flags
 

@@ -36,8 +36,8 @@ from typing import Any, Callable, Sequence
 
 from absl import logging
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.corpus.documents import read_documents
 from albert_tf.race.examples import ANSWER_LETTERS, LEVELS, NUM_OPTIONS
 

@@ -11,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from albert_tf.lazy_names import lazy_names
+from albert_tf.runtime.lazy_names import lazy_names
 from albert_tf.data.features import DYNAMIC, RECORD_KINDS, STATIC, TRAINER_FEATURES
 from albert_tf.data.masking import MaskingOptions, mask_batch
 

@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 from albert_tf.tokenization import FullTokenizer, preprocess_text
 
 DOCUMENT_BREAK = -1  # line length marking "empty after preprocessing"

@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.data import features as F
 from albert_tf.data.documents import (InputError, InputStats, LineTokenizer, TokenizedCorpus, assemble,
                                       expand_input_patterns, read_lines)

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 
 SIDECAR_SUFFIX = ".json"
 

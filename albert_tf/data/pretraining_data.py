@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from absl import logging
 
-from albert_tf.atomic_files import DiskFullError
+from albert_tf.runtime.atomic_files import DiskFullError
 from albert_tf.data.documents import InputError
 from albert_tf.data.example_codec import decode_example
 from albert_tf.data.generation import GenerationOptions, generate

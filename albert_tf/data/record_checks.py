@@ -15,7 +15,7 @@ import dataclasses
 import json
 from typing import Any, Iterable, Sequence
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 from albert_tf.data import features as F
 from albert_tf.data.example_codec import decode_example
 from albert_tf.data.masking import SIDECAR_SUFFIX, read_sidecar

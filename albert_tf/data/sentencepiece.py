@@ -13,8 +13,8 @@ import os
 import tempfile
 from typing import Any
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_file
 
 USER_DEFINED_SYMBOLS = ("(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac")  # ( ) " - . – £ €
 

@@ -16,7 +16,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime.atomic_files import atomic_file
 
 _POLY = 0x82F63B78  # Castagnoli polynomial, bit-reflected
 _MASK_DELTA = 0xA282EAD8

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 
 
 def last_value(results_file: str, metric: str) -> float:

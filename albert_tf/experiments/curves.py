@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import tensorflow as tf
 
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime.atomic_files import atomic_file
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

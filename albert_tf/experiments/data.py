@@ -19,8 +19,8 @@ import subprocess
 import sys
 from typing import Callable
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.data.instances import SENTENCE_TASKS
 from albert_tf.experiments.budget import Budget
 from albert_tf.experiments.files import write_json_atomically

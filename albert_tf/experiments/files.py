@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_file
 
 
 def write_text_atomically(path: str, text: str) -> None:

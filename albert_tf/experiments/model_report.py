@@ -13,7 +13,7 @@ import time
 import numpy as np
 from absl import logging
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 from albert_tf import PRESET_NAMES, AlbertConfig
 from albert_tf import checkpoints
 from albert_tf.models import AlbertEncoder, AlbertPretrainer

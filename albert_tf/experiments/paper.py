@@ -14,7 +14,7 @@ and `--seeds` shrink the run; results.md says which budget produced it.
 
 from __future__ import annotations
 
-import albert_tf.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (first: quiets TensorFlow's log)
 
 import datetime
 import os
@@ -30,7 +30,7 @@ from albert_tf.experiments.budget import BUDGETS, Budget
 from albert_tf.experiments.files import read_json, write_json_atomically, write_text_atomically
 from albert_tf.experiments.tables import TABLES
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output_dir", None, "Where data, runs, results.md and the PNGs go.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime.atomic_files import atomic_file
 
 PANELS = {"loss": "training loss", "masked_lm_accuracy": "masked-LM accuracy (training window)",
           "sentence_order_accuracy": "sentence-task accuracy (training window)"}

@@ -13,7 +13,7 @@ import platform
 import statistics
 from typing import Any, Mapping, Sequence
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 from albert_tf.experiments import tables as T
 from albert_tf.experiments import verdicts as V
 from albert_tf.experiments.budget import Budget

@@ -16,7 +16,7 @@ import os
 import time
 from typing import Any, Callable, Mapping
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 from albert_tf.experiments.budget import Budget
 from albert_tf.experiments.data import ExperimentData
 from albert_tf.experiments.files import read_json, write_json_atomically

@@ -8,7 +8,7 @@ serving artifacts (frozen graph, TFLite, OpenVINO IR), and one loader for all of
 
 from __future__ import annotations
 
-from albert_tf.lazy_names import lazy_names
+from albert_tf.runtime.lazy_names import lazy_names
 
 _EXPORTS = {
     "save_encoder_export": "encoder_export",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 from albert_tf.export.manifest import ENCODER_OUTPUTS, Manifest, ManifestError, read_manifest
 
 # The precisions `load_serving` knows, and the spellings it also accepts for them.

@@ -8,7 +8,7 @@ has a fixed length: it is picked only where that length covers the export's maxi
 `auto` never picks a combination that can fail; where no engine qualifies, the refusal names
 the export flag that adds one.
 
-Profiles (albert_tf.hardware.cpu_profile):
+Profiles (albert_tf.runtime.hardware.cpu_profile):
 * x86-avx2 — measured on an AMD EPYC (Zen 3, AVX2, no VNNI, no bf16), two runs: fp32 at
   batch 1 TFLite's XNNPACK, then our ONNX file on ONNX Runtime, then OpenVINO, then TensorFlow;
   at batch 8 our ONNX file on ONNX Runtime (1.5x TensorFlow), then TensorFlow; bf16 is emulated
@@ -31,7 +31,7 @@ AMX-INT8, AVX-512 VNNI and AVX-VNNI (INT8_AVX_VNNI) CPUs, whose int8 dot product
 
 from __future__ import annotations
 
-from albert_tf import hardware
+from albert_tf.runtime import hardware
 
 BATCH_CLASSES = (1, 8)  # the measured batch sizes; a call's batch picks the nearer one
 

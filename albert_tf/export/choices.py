@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf.options import option
+from albert_tf.runtime.options import option
 from albert_tf.training.choices import DTYPE_POLICIES
 
 # --tflite_quantization of the TFLite files (run_classifier/run_squad --export_dir,

@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from albert_tf import paths
-from albert_tf import hardware
+from albert_tf.runtime import paths
+from albert_tf.runtime import hardware
 from albert_tf.export.artifact import TFLITE_PRECISION, Artifact, ServingLoadError
 from albert_tf.models.encoder import FEATURE_TO_INPUT, INPUT_NAMES
 

@@ -9,7 +9,7 @@ import numpy as np
 def tflite_quantization(path: str) -> str:
     """--tflite_quantization of a TFLite file from its tensors: int8 weight tensors
     "dynamic_int8", float16 ones "float16", else "none"."""
-    from albert_tf import paths
+    from albert_tf.runtime import paths
     from albert_tf.export.tflite import _interpreter_class
 
     interpreter = _interpreter_class()(model_content=paths.read_bytes(path))

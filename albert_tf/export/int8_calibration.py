@@ -28,7 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 from absl import logging
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 from albert_tf.export.calibration_data import Sample, split_held_out
 from albert_tf.models.encoder import INPUT_NAMES
 

@@ -23,7 +23,7 @@ import json
 import os
 from typing import Any
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 
 MANIFEST = "serving.json"
 ENCODER_OUTPUTS = ("sequence_output", "pooled_output")

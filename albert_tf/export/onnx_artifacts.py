@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from absl import logging
 
-from albert_tf import hardware
+from albert_tf.runtime import hardware
 
 from albert_tf.export.manifest import Manifest, read_manifest, write_manifest
 from albert_tf.export.onnx_graph import OUTPUT_NAMES, OnnxBuildError, build_onnx_encoder

@@ -34,7 +34,7 @@ from typing import Any, Mapping
 import numpy as np
 from absl import flags, logging
 
-from albert_tf import hardware, paths
+from albert_tf.runtime import hardware, paths
 from albert_tf.export.auto_rule import preferences
 from albert_tf.export.artifact import (PRECISION_ALIASES, PRECISIONS, Artifact,
                                        ServingLoadError)

@@ -20,9 +20,10 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf import paths
-from albert_tf import checkpoints, hardware
-from albert_tf.atomic_files import atomic_directory
+from albert_tf.runtime import paths
+from albert_tf import checkpoints
+from albert_tf.runtime import hardware
+from albert_tf.runtime.atomic_files import atomic_directory
 from albert_tf.config import AlbertConfig
 from albert_tf.export.choices import EXPORT_DTYPE_POLICIES, EXPORT_DTYPES
 from albert_tf.export.encoder_export import save_encoder_export
@@ -33,7 +34,7 @@ from albert_tf.export.preprocessing import save_preprocessing_export
 from albert_tf.export.engines import ENGINES
 from albert_tf.export.serving import Artifact
 from albert_tf.export.serving_artifacts import write_serving_artifacts
-from albert_tf.flag_errors import checkpoint_errors
+from albert_tf.runtime.flag_errors import checkpoint_errors
 from albert_tf.models import AlbertPretrainer
 from albert_tf.training import distribute
 

@@ -27,7 +27,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.export.choices import TFLITE_QUANTIZATIONS
 from albert_tf.models.encoder import FEATURE_TO_INPUT
 from albert_tf.training.frozen_weights import frozen_function

@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping, Sequence
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.tokenization import FullTokenizer
 
 

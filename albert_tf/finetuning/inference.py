@@ -47,7 +47,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.finetuning.bucketing import restore_order
-from albert_tf.execution_rules import freeze_for_prediction, use_xla
+from albert_tf.runtime.execution_rules import freeze_for_prediction, use_xla
 from albert_tf.training.distribute import runs_on_cpu
 from albert_tf.training.frozen_weights import frozen_function
 from albert_tf.training.input_options import without_autotune

@@ -14,7 +14,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from albert_tf.export.choices import ServingFileOptions
-from albert_tf.options import LEARNING_RATE, option, option_problems
+from albert_tf.runtime.options import LEARNING_RATE, option, option_problems
 from albert_tf.training.loop_options import EvalPollOptions, LoopOptions
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from albert_tf.checkpoints.keras_hub_files import is_keras_hub_preset
 from albert_tf.checkpoints.model_garden_files import is_model_garden_export
 from albert_tf.checkpoints.tf1_hub_files import is_tf1_hub_module
 from albert_tf.config import AlbertConfig
-from albert_tf.flag_errors import checkpoint_errors
+from albert_tf.runtime.flag_errors import checkpoint_errors
 from albert_tf.tokenization import FullTokenizer
 
 

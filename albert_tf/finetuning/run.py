@@ -38,7 +38,7 @@ from absl import logging
 
 from albert_tf.model_source import initial_checkpoint, task_config, task_model_fn, task_tokenizer
 from albert_tf.models.precision import float32_copy
-from albert_tf.options import field_default
+from albert_tf.runtime.options import field_default
 from albert_tf.checkpoints.warm_starting import RestoreReport, head_parts, warm_start
 from albert_tf.config import AlbertConfig
 from albert_tf.finetuning.bucketing import LengthBuckets, uses_static_shapes

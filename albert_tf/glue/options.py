@@ -7,7 +7,7 @@ import dataclasses
 
 from albert_tf.finetuning.options import ExportOptions, FixedStepOptions
 from albert_tf.glue.examples import TASK_NAMES
-from albert_tf.options import FloatRange, option, reworded
+from albert_tf.runtime.options import FloatRange, option, reworded
 from albert_tf.training.choices import OPTIMIZER_NAMES
 from albert_tf.training.loop_options import CheckpointSettings
 

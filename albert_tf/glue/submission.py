@@ -17,8 +17,8 @@ from typing import Sequence
 
 import numpy as np
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.glue.metrics import predictions_from_logits
 from albert_tf.glue.examples import TASKS, GlueTask
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 
 
 class GlueDataError(ValueError):

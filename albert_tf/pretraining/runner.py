@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Sequence, Union
 from albert_tf.checkpoints.kinds import is_hf_checkpoint as is_hf_directory
 from albert_tf.checkpoints.tf1_hub_files import is_tf1_hub_module
 from albert_tf.data.instances import SENTENCE_TASKS
-from albert_tf.options import LEARNING_RATE, POSITIVE, option, option_problems, reworded
+from albert_tf.runtime.options import LEARNING_RATE, POSITIVE, option, option_problems, reworded
 from albert_tf.training.choices import OPTIMIZER_NAMES
 from albert_tf.training.loop_options import CheckpointSettings, EvalPollOptions, LoopOptions
 

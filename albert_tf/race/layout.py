@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 from absl import logging
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 
 ORIGINAL_FILE = "all.txt"
 

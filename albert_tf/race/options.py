@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from albert_tf.finetuning.options import FineTuningOptions, FixedStepOptions
-from albert_tf.options import DROPOUT, LEARNING_RATE, option, reworded
+from albert_tf.runtime.options import DROPOUT, LEARNING_RATE, option, reworded
 from albert_tf.training.loop_options import CheckpointSettings
 
 

@@ -10,8 +10,8 @@ from typing import Sequence
 
 import numpy as np
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.race.examples import ANSWER_LETTERS, RaceExample
 
 PREDICTIONS_FILE = "predictions.tsv"

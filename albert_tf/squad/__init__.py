@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from albert_tf.lazy_names import lazy_names
+from albert_tf.runtime.lazy_names import lazy_names
 from albert_tf.squad.alignment import ContextTokens, align_pieces, tokenize_context
 from albert_tf.squad.examples import (Answer, SkipReport, SquadDataError, SquadExample,
                                       read_squad_examples, read_squad_file,

@@ -24,7 +24,7 @@ import os
 import random
 from typing import Any
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 
 TRAINING_SHUFFLE_SEED = 12345  # the original shuffles training examples with this seed
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from albert_tf.finetuning.options import ExportOptions, FineTuningOptions
-from albert_tf.options import DROPOUT, LEARNING_RATE, PROBABILITY, FloatRange, option, reworded
+from albert_tf.runtime.options import DROPOUT, LEARNING_RATE, PROBABILITY, FloatRange, option, reworded
 from albert_tf.squad.postprocess import NULL_THRESHOLD_RULES
 
 

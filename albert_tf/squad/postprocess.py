@@ -23,7 +23,7 @@ import math
 import os
 from typing import Any, Mapping, Sequence
 
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.squad.examples import SquadExample
 from albert_tf.squad.features import SquadFeature
 

@@ -28,8 +28,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import tensorflow as tf
 
-from albert_tf import paths
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime import paths
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.finetuning import feature_cache
 from albert_tf.finetuning.feature_cache import FeatureCacheError
 from albert_tf.finetuning import records as shared

@@ -27,7 +27,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf import paths
+from albert_tf.runtime import paths
 from albert_tf.config import AlbertConfig
 from albert_tf.export.calibration_data import task_calibration
 from albert_tf.finetuning.bucketing import LengthBuckets

@@ -7,7 +7,7 @@ imported on first use, so `albert_tf.training.flags` loads without TensorFlow.
 
 from __future__ import annotations
 
-from albert_tf.lazy_names import lazy_names
+from albert_tf.runtime.lazy_names import lazy_names
 
 _EXPORTS = {
     "TrainingCheckpoint": "checkpointing",

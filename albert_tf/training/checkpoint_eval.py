@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.training.checkpointing import checkpoint_problem
 from albert_tf.training.errors import CheckpointWaitTimeout
 

@@ -26,7 +26,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.checkpoints.ours import keyed_variables
-from albert_tf.paths import is_remote
+from albert_tf.runtime.paths import is_remote
 from albert_tf.training.errors import OutputWriteError
 
 CHECKPOINT_NAME = "model.ckpt"

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 from absl import flags, logging
 
-from albert_tf import options
-from albert_tf.options import option
+from albert_tf.runtime import options
+from albert_tf.runtime.options import option
 
 # The float ranges and validators, for the tools that declare flags by hand.
-from albert_tf.options import (  # noqa: F401
+from albert_tf.runtime.options import (  # noqa: F401
     DROPOUT,
     FINITE,
     NON_NEGATIVE,

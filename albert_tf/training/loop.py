@@ -26,8 +26,8 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf import hardware
-from albert_tf.execution_rules import use_xla
+from albert_tf.runtime import hardware
+from albert_tf.runtime.execution_rules import use_xla
 from albert_tf.models.precision import build_model
 from albert_tf.models.recompute import enable_recompute
 from albert_tf.training import distribute, preemption

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
-from albert_tf.options import option_problems
+from albert_tf.runtime.options import option_problems
 from albert_tf.training.loop_options import LoopRunSettings, LoopSettings
 
 

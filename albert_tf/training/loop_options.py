@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf.options import POSITIVE, option
+from albert_tf.runtime.options import POSITIVE, option
 from albert_tf.training.choices import CLIP_NORM_MODES, DTYPE_POLICIES
 
 @dataclasses.dataclass(kw_only=True)
@@ -21,7 +21,7 @@ class LoopSettings:
     jit_compile: bool | None = option(
         None, "XLA-compile the forward/backward pass (--nojit_compile: the tf.function graph). "
               "Default: XLA where it is the faster on this CPU kind for --dtype and the run's "
-              "steps repay its compiles (albert_tf/execution_rules.py); the graph on GPUs.")
+              "steps repay its compiles (albert_tf/runtime/execution_rules.py); the graph on GPUs.")
     dtype: str = option(
         "float32", "Compute dtype of training, eval and predict: float32, or mixed float16 "
                    "(dynamic loss scaling) / bfloat16. Variables, LayerNorm, softmax, logits and "

@@ -33,11 +33,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-import albert_tf.quiet_startup  # noqa: F401  (before TensorFlow)
+import albert_tf.runtime.quiet_startup  # noqa: F401  (before TensorFlow)
 
 import numpy as np
 
-from albert_tf.atomic_files import atomic_file
+from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.data.documents import LineTokenizer
 from albert_tf.data.example_codec import decode_example
 from albert_tf.data.tfrecord_io import read_records

@@ -187,7 +187,7 @@ def test_export_refuses_an_existing_path_and_leaves_no_partial_directory(exporte
     destination = tmp_path / "never"
     other = AlbertPretrainer(tiny_config(hidden_size=48, intermediate_size=96))
     bad = checkpoints.save_original_checkpoint(other, str(tmp_path / "bad" / "model.ckpt"))
-    from albert_tf.flag_errors import FlagValueError
+    from albert_tf.runtime.flag_errors import FlagValueError
 
     with pytest.raises(FlagValueError, match=r"^--checkpoint=.*/bad/model.ckpt: checkpoint does "
                        r"not match AlbertPretrainer; shape mismatches \(24\)"):

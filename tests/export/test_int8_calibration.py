@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import hardware
+from albert_tf.runtime import hardware
 from albert_tf.export import int8_calibration
 from albert_tf.export.artifact import Artifact
 from albert_tf.export.auto_rule import AUTO_RULE

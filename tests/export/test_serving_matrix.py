@@ -19,7 +19,7 @@ import threading
 import numpy as np
 import pytest
 
-from albert_tf import hardware
+from albert_tf.runtime import hardware
 from albert_tf.export import engines, load_serving
 from albert_tf.export import int8_calibration
 from albert_tf.export.auto_rule import AUTO_RULE

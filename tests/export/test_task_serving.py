@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import hardware
+from albert_tf.runtime import hardware
 from albert_tf.export import load_serving
 from albert_tf.export.serving import installed
 from albert_tf.export.tflite import TFLITE_FILE

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import hardware
+from albert_tf.runtime import hardware
 from albert_tf.models import AlbertPretrainer
 from albert_tf.training import (Callback, LoopConfig, NonFiniteLossError, Trainer,
                                 create_optimizer)

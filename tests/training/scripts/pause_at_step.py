@@ -16,7 +16,7 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from albert_tf import execution_rules
+from albert_tf.runtime import execution_rules
 
 # The script is not the program here, so its start-up would not choose oneDNN, and TensorFlow
 # is imported below: choose it as the script does when run itself, or the paused run would

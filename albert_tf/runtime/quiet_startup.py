@@ -14,7 +14,7 @@ at any point of the run. Importing this module (idempotent):
   with that level 2 or 3, sorts what reaches stderr by the channel it comes
   through: the program's Python code (`sys.stderr`: our absl log, tracebacks, warnings)
   writes straight to the real stderr; file descriptor 2, where TensorFlow's C++ log (and
-  any child process) writes, becomes a pipe through `albert_tf.stderr_filter`, which drops
+  any child process) writes, becomes a pipe through `albert_tf.runtime.stderr_filter`, which drops
   C++ INFO/WARNING lines — TensorFlow prints some before any log level applies, e.g. the
   oneDNN notice wherever oneDNN's ops are on — and the known harmless ERROR lines, and
   keeps everything else. This lasts the whole process, not only `import tensorflow`;
@@ -45,8 +45,8 @@ from types import FrameType
 
 from absl import logging as absl_logging
 
-from albert_tf import execution_rules, stderr_filter
-from albert_tf.hardware import has_nvidia_driver
+from albert_tf.runtime import execution_rules, stderr_filter
+from albert_tf.runtime.hardware import has_nvidia_driver
 
 _THIRD_PARTY = r"(tensorflow|tf_keras|keras|tensorflow_hub|tensorflow_text|google|absl|numpy|h5py)(\.|$)"
 # TF_CPP_MIN_LOG_LEVEL → the level of TensorFlow's Python logger (same meaning as in C++).

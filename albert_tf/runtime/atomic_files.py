@@ -24,7 +24,7 @@ TensorFlow's logger writes naming its staging directory names the target instead
 written at `<staging>/x` is published as `<target>/x`), so a user never reads a hidden
 `.name.<hex>.tmp` path (`StagedPaths`).
 
-Remote paths (`scheme://…`: gs://, s3://, hdfs://, ram://; `albert_tf.paths.is_remote`) go
+Remote paths (`scheme://…`: gs://, s3://, hdfs://, ram://; `albert_tf.runtime.paths.is_remote`) go
 through `tf.io.gfile` — TensorFlow is imported only then, so this module stays the bottom floor
 every other one may import. What "atomic" means there: an object store has no directories (a
 directory is a prefix of object names), no modes, and its rename is a copy then a delete. So
@@ -60,7 +60,7 @@ import tempfile
 import threading
 from typing import IO, Any
 
-from albert_tf.paths import is_remote  # the one rule of what is remote (re-exported)
+from albert_tf.runtime.paths import is_remote  # the one rule of what is remote (re-exported)
 
 __all__ = ["DISK_FULL_ERRNOS", "EXISTING_POLICIES", "AtomicDirectory", "AtomicFile",
            "DiskFullError", "StagedPaths", "atomic_directory", "atomic_file", "is_disk_full",

@@ -16,7 +16,7 @@ local temporary copy of a remote input from `local_copy` (for one block) or `sta
 (until the process exits: `load_serving`'s engines, an HF directory's weights): the one
 place remote inputs are staged. Outputs written by such libraries (TFLite, ONNX, OpenVINO,
 safetensors) go into an `atomic_directory`, which for a remote target is a local directory
-uploaded when complete (`albert_tf.atomic_files`); SentencePiece's trainer writes into a
+uploaded when complete (`albert_tf.runtime.atomic_files`); SentencePiece's trainer writes into a
 temporary directory whose files `atomic_file` then publishes.
 
 Example:
@@ -139,7 +139,7 @@ def open_file(path: str | os.PathLike, mode: str = "r", encoding: str = "utf-8",
               errors: str | None = None) -> IO:
     """`open(path, mode)` for a local path, a `tf.io.gfile.GFile` for a remote one (text
     modes decode UTF-8 there). For reading and appending; whole outputs go through
-    `albert_tf.atomic_files`."""
+    `albert_tf.runtime.atomic_files`."""
     path = os.fspath(path)
     if is_local(path):
         if "b" in mode:

@@ -1,4 +1,4 @@
-"""The filter between TensorFlow's C++ log and the terminal (see albert_tf.quiet_startup).
+"""The filter between TensorFlow's C++ log and the terminal (see albert_tf.runtime.quiet_startup).
 
 `quiet_startup` points file descriptor 2 of a script at a pipe read by this file, run as a
 separate process (`python -I -S stderr_filter.py ACK_FD DRIVER`), and gives the script's
@@ -42,7 +42,7 @@ KNOWN_HARMLESS_ERRORS = (
 # Harmless only where no NVIDIA driver is installed; with one, a cuInit failure is news.
 NO_DRIVER_HARMLESS_ERRORS = (re.compile(rb"failed call to cuInit: "),)
 # Written by quiet_startup.flush(): everything before it is out once this process acks it.
-FLUSH_MARK = b"\0albert_tf.stderr_filter.flush\0"
+FLUSH_MARK = b"\0albert_tf.runtime.stderr_filter.flush\0"
 _HOLD_SECONDS = 0.1  # how long an incomplete line that may be a log line waits for the rest
 
 

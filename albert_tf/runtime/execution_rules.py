@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import MutableMapping
 
-from albert_tf import hardware
+from albert_tf.runtime import hardware
 
 ONEDNN_ENV = "TF_ENABLE_ONEDNN_OPTS"
 STEP_KINDS = ("train", "predict")
