@@ -57,6 +57,7 @@ from albert_tf.checkpoints.tf1_hub_files import (MODULE_MARKER, is_hub_url, is_t
                                                  url_refusal)
 from albert_tf.config import AlbertConfig
 from albert_tf.export.encoder_export import CONFIG_ASSET
+from albert_tf.export.layout import SAVED_MODEL_PB
 from albert_tf.export.loading import HubEncoder, export_spm_model, load_export_config
 from albert_tf.runtime.flag_errors import checkpoint_error
 from albert_tf.models.encoder import AlbertEncoder
@@ -86,7 +87,7 @@ def hub_handle_kind(handle: str) -> str:
         return "model_garden"
     if not tf.io.gfile.isdir(handle):
         raise ModelSourceError(f"{flag}: no such directory")
-    if not tf.io.gfile.exists(os.path.join(handle, "saved_model.pb")):
+    if not tf.io.gfile.exists(os.path.join(handle, SAVED_MODEL_PB)):
         raise ModelSourceError(f"{flag}: not a SavedModel directory (no saved_model.pb)")
     if not tf.io.gfile.exists(os.path.join(handle, "assets", CONFIG_ASSET)):
         raise ModelSourceError(

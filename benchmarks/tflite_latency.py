@@ -45,7 +45,7 @@ from albert_tf.export.tflite import (TFLITE_FILE, sample_inputs, signature_runne
 from albert_tf.glue.export import classifier_outputs, export_classifier
 from albert_tf.models.classifier import AlbertClassifier
 from albert_tf.models.span_labeler import AlbertSpanLabeler
-from albert_tf.squad.export import SAVED_MODEL_DIR, export_squad_v1
+from albert_tf.squad.export import SAVED_MODEL_DIR, export_squad_v1  # GLUE's too (layout.py)
 from albert_tf.export.choices import TFLITE_QUANTIZATIONS
 
 
@@ -70,7 +70,8 @@ def _candidates(task: str, model: keras.Model, seq: int, vocab_size: int, quanti
     else:
         export_classifier(model, directory, seq, False, tflite_quantization=quantizations[0],
                           vocab_size=vocab_size)
-        serve = tf.saved_model.load(directory).signatures["serving_default"]
+        serve = tf.saved_model.load(os.path.join(directory, SAVED_MODEL_DIR)).signatures[
+            "serving_default"]
         examples = tf.constant([_serialized_example(sample)])
         candidates = {"SavedModel (tf.Example)": lambda: serve(examples=examples)}
         fn = token_function(model, seq, lambda out: classifier_outputs(out, False))

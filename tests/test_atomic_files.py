@@ -250,10 +250,10 @@ def test_log_lines_written_while_staged_name_the_final_paths(tmp_path, caplog):
     assert [r.getMessage() for r in caplog.records] == [
         f"Wrote {export}/model.tflite (7 bytes)", f"Wrote {export}/config.json",
         f"into {export}/", f"Wrote {merged}/model.ckpt", f"after: {staging}"]
-    assert atomic_files._STAGED_PATHS.open == ()  # published: nothing left to rename
+    assert atomic_files.STAGED_PATHS.open == ()  # published: nothing left to rename
     with pytest.raises(RuntimeError), atomic_directory(tmp_path / "failed"):
         raise RuntimeError("a writer failed")
-    assert atomic_files._STAGED_PATHS.open == ()  # discarded too
+    assert atomic_files.STAGED_PATHS.open == ()  # discarded too
 
 
 def test_remote_paths_go_through_gfile():

@@ -85,7 +85,7 @@ def test_every_output_is_0644_and_every_directory_0755(tmp_path):
     for expected in ("corpus.txt", "spm.model", "pretrain.tfrecord", "pretrain/checkpoint",
                      "pretrain/eval_results.txt", "glue/MRPC/train.tsv", "mrpc/mrpc_train.tf_record",
                      "mrpc/model.ckpt-best.index", "mrpc/eval_results.txt", "mrpc/MRPC.tsv",
-                     "mrpc_export/saved_model.pb", "mrpc_export/albert_model.tflite",
+                     "mrpc_export/saved_model/saved_model.pb", "mrpc_export/albert_model.tflite",
                      "export/encoder/assets/albert_config.json", "export/encoder/assets/spm.model",
                      "export/preprocess/saved_model.pb", "converted/hf/model.safetensors",
                      "converted/original/model.ckpt.index", "converted/keras/checkpoint",

@@ -98,7 +98,8 @@ def test_the_main_job_writes_every_output_on_the_bucket(job):
         value.tag for event in tf.compat.v1.train.summary_iterator(events[0])
         for value in event.summary.value)
     export = set(gfile.listdir(f"{remote}/served"))
-    assert {"saved_model.pb", "serving.json", "albert_model.tflite", "serving"} <= export
+    assert {"saved_model", "serving.json", "albert_model.tflite", "serving"} <= export
+    assert gfile.exists(f"{remote}/served/saved_model/saved_model.pb")
     assert not os.path.exists("ram:"), "a remote path was created as a local directory"
 
 

@@ -46,9 +46,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runtime/paths.py", "rmtree"): "the local branch of the one helper",
     ("runtime/paths.py", "_copy_tree"): "writes the local copy of a remote input",
     ("runtime/paths.py", "local_copy"): "removes the local copy of a remote input",
-    ("runtime/atomic_files.py", "_fsync_tree"): "local branch (fsync has no remote meaning)",
-    ("runtime/atomic_files.py", "_remove_local"): "local branch",
-    ("runtime/atomic_files.py", "_replace_local"): "local branch",
+    ("runtime/local_files.py", "fsync_tree"): "local branch (fsync has no remote meaning)",
+    ("runtime/local_files.py", "remove_local"): "local branch",
+    ("runtime/local_files.py", "replace_local"): "local branch",
     ("runtime/atomic_files.py", "AtomicFile.__init__"): "local branch (remote: tf.io.gfile)",
     ("runtime/atomic_files.py", "AtomicFile._publish_local"): "local branch",
     ("runtime/atomic_files.py", "AtomicFile.discard"): "local branch (remote: tf.io.gfile)",
@@ -83,13 +83,14 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("checkpoints/hf_source.py", "_signature"):
         "a read cache's key: local files' identity (a bucket's files read as absent, so its "
         "key stays constant within the process)",
-    # keras-hub presets and Model Garden exports (new formats, their own helper's files, still
-    # changing): local directories only for now, the whole module; an issue-40 follow-up moves
-    # them onto albert_tf.runtime.paths.
-    ("checkpoints/keras_hub.py", "*"): "keras-hub preset: local only for now",
-    ("checkpoints/keras_hub_files.py", "*"): "keras-hub preset: local only for now",
-    ("checkpoints/model_garden.py", "*"): "Model Garden export: local only for now",
-    ("checkpoints/model_garden_files.py", "*"): "Model Garden export: local only for now",
+    # keras-hub presets: read from a local copy (paths.staged_copy: h5py opens local files
+    # only), written into an atomic_directory's local staging directory.
+    ("checkpoints/keras_hub_files.py", "read_preset_json"): "reads the preset's local copy",
+    ("checkpoints/keras_hub_files.py", "PresetFiles.__init__"): "the preset's local copy",
+    ("checkpoints/keras_hub_files.py", "PresetFiles.is_classifier"): "the preset's local copy",
+    ("checkpoints/keras_hub_files.py", "PresetFiles.weights_file"): "the preset's local copy",
+    ("checkpoints/keras_hub_files.py", "write_bytes"): "writes into the local staging directory",
+    ("checkpoints/keras_hub_files.py", "write_json"): "writes into the local staging directory",
 }
 
 

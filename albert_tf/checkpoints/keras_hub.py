@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import shutil
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
@@ -39,6 +38,7 @@ from albert_tf.checkpoints.model_parts import (check_built, encoder_of, part_own
                                                unread_parts)
 from albert_tf.checkpoints.report import CheckpointMismatchError, LoadReport, compare, matches
 from albert_tf.config import AlbertConfig
+from albert_tf.runtime import paths
 
 # Parts keras-hub has no place for (its AlbertMaskedLM head is not read or written here).
 NO_KERAS_HUB_EQUIVALENT = ("mlm_head", "sop_head", "squad_v1_head", "squad_v2_head")
@@ -308,8 +308,8 @@ def save_keras_hub_preset(model: Any, path: str, spm_model_file: str | None = No
         if spm_model_file:
             files.write_json(os.path.join(staging, files.TOKENIZER_FILE), _tokenizer_config())
             files.write_json(os.path.join(staging, files.PREPROCESSOR_FILE), preprocessor)
-            os.makedirs(os.path.dirname(os.path.join(staging, files.SPM_ASSET)))
-            shutil.copyfile(spm_model_file, os.path.join(staging, files.SPM_ASSET))
+            files.write_bytes(os.path.join(staging, files.SPM_ASSET),
+                              paths.read_bytes(spm_model_file))  # it may lie on a bucket
         if classifier:
             head = model.classifier_head
             logits = [np.asarray(head.output_weights.numpy()).T,
@@ -322,8 +322,8 @@ def save_keras_hub_preset(model: Any, path: str, spm_model_file: str | None = No
                                    extra={"optimizer": TASK_OPTIMIZER_STATE})
         stale = [] if classifier else [files.TASK_FILE, files.TASK_WEIGHTS_FILE]
         for name in stale:  # an earlier save's task would make this preset a classifier again
-            if os.path.exists(os.path.join(output.target, name)):
-                os.remove(os.path.join(output.target, name))
+            if paths.exists(paths.join(output.target, name)):
+                paths.remove(paths.join(output.target, name))
     logging.info("Wrote keras-hub preset %s (%s)", path,
                  "AlbertTextClassifier" if classifier else "AlbertBackbone")
     return output.target

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
 from albert_tf.checkpoints.report import CheckpointFileError
+from albert_tf.runtime import paths
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.weights.h5"
@@ -42,13 +44,13 @@ def preset_directory(path: str | os.PathLike | None) -> str | None:
     run parses config.json once); `PresetFiles` reads what the config says."""
     if not path:
         return None
-    path = os.path.abspath(os.fspath(path))
-    if os.path.isfile(path):
-        path = os.path.dirname(path)
-    if not os.path.isfile(os.path.join(path, CONFIG_FILE)):
+    path = paths.absolute(path)
+    if paths.isfile(path):
+        path = posixpath.dirname(path) if paths.is_remote(path) else os.path.dirname(path)
+    if not paths.isfile(paths.join(path, CONFIG_FILE)):
         return None
     markers = (WEIGHTS_FILE, SHARDED_WEIGHTS_FILE, TASK_FILE)
-    return path if any(os.path.exists(os.path.join(path, m)) for m in markers) else None
+    return path if any(paths.exists(paths.join(path, m)) for m in markers) else None
 
 
 def is_keras_hub_preset(path: str | os.PathLike | None) -> bool:
@@ -80,7 +82,9 @@ class PresetFiles:
         if directory is None:
             raise FileNotFoundError(f"{path}: not a keras-hub preset directory (expected a "
                                     f"{CONFIG_FILE} written by save_to_preset)")
-        self.directory = directory
+        # A preset on a bucket is read from a local copy (h5py opens local files only).
+        self.source = directory
+        directory = self.directory = paths.staged_copy(directory)
         backbone = read_preset_json(directory, CONFIG_FILE)
         class_name = backbone.get("class_name")
         if class_name != BACKBONE_CLASS:
@@ -189,6 +193,13 @@ def write_weights_h5(file: str, root_name: str,
             group.attrs["name"] = path.split("/")[-1]
             for index, value in enumerate(values):
                 group[str(index)] = value
+
+
+def write_bytes(path: str, content: bytes) -> None:
+    """A file of the preset being written (in its local staging directory), parents made."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(content)
 
 
 def write_json(path: str, value: Mapping[str, Any]) -> None:

@@ -42,6 +42,7 @@ from albert_tf.checkpoints.report import CheckpointFileError, LoadReport, compar
 from albert_tf.checkpoints.tf1_hub_files import (ASSETS_DIR, SAVED_MODEL_FILE, is_hub_url,
                                                  is_saved_model, url_refusal, variables_prefix)
 from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.runtime import paths
 
 VALUE = "VARIABLE_VALUE"
 BERT_BLOCK = re.compile(r"^transformer/layer_\d+/")
@@ -120,11 +121,10 @@ def read_model_garden(path: str) -> ModelGardenSource:
 
 
 def _read_export(path: str) -> ModelGardenSource:
-    proto_file = os.path.join(path, SAVED_MODEL_FILE)
+    proto_file = paths.join(path, SAVED_MODEL_FILE)
     saved_model = saved_model_pb2.SavedModel()
     try:
-        with open(proto_file, "rb") as f:
-            saved_model.ParseFromString(f.read())
+        saved_model.ParseFromString(paths.read_bytes(proto_file))
     except DecodeError:
         raise CheckpointFileError(f"{proto_file}: not a SavedModel proto") from None
     if not saved_model.meta_graphs or not saved_model.meta_graphs[0].HasField("object_graph_def"):
@@ -132,7 +132,7 @@ def _read_export(path: str) -> ModelGardenSource:
     meta_graph = saved_model.meta_graphs[0]
     saved = meta_graph.object_graph_def
     prefix = variables_prefix(path)
-    if not os.path.isfile(prefix + ".index"):
+    if not paths.isfile(prefix + ".index"):
         raise CheckpointFileError(f"{path}: SavedModel without variables "
                                   f"(expected {prefix}.index)")
     reader = _reader(prefix, f"{path}/variables")
@@ -153,8 +153,8 @@ def _read_export(path: str) -> ModelGardenSource:
     spm_model_file = do_lower_case = None
     if "sp_model_file" in root and saved.nodes[root["sp_model_file"]].WhichOneof("kind") == "asset":
         index = saved.nodes[root["sp_model_file"]].asset.asset_file_def_index
-        candidate = os.path.join(path, ASSETS_DIR, meta_graph.asset_file_def[index].filename)
-        spm_model_file = candidate if os.path.isfile(candidate) else None
+        candidate = paths.join(path, ASSETS_DIR, meta_graph.asset_file_def[index].filename)
+        spm_model_file = candidate if paths.isfile(candidate) else None
     if "do_lower_case" in root:
         entry = _entry(graph, root["do_lower_case"])
         do_lower_case = bool(reader.get_tensor(entry)) if entry else None

@@ -15,6 +15,7 @@ import os
 
 from albert_tf.checkpoints.tf1_hub_files import (ASSETS_DIR, CONFIG_ASSET, SAVED_MODEL_FILE,
                                                  is_saved_model, is_tf1_hub_module)
+from albert_tf.runtime import paths
 
 # The embedding variable every Model Garden encoder export names in its SavedObjectGraph.
 EXPORT_MARKER = b"word_embeddings/embeddings"
@@ -28,10 +29,9 @@ def is_model_garden_export(path: str | os.PathLike | None) -> bool:
     if not is_saved_model(path) or is_tf1_hub_module(path):
         return False
     path = os.fspath(path)
-    if os.path.isfile(os.path.join(path, ASSETS_DIR, CONFIG_ASSET)):
+    if paths.isfile(paths.join(path, ASSETS_DIR, CONFIG_ASSET)):
         return False
-    with open(os.path.join(path, SAVED_MODEL_FILE), "rb") as f:
-        return EXPORT_MARKER in f.read()
+    return EXPORT_MARKER in paths.read_bytes(paths.join(path, SAVED_MODEL_FILE))
 
 
 def is_model_garden_checkpoint(entries: object) -> bool:

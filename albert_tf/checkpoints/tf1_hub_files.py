@@ -16,7 +16,7 @@ import os
 from albert_tf.runtime import paths
 
 MODULE_MARKER = "tfhub_module.pb"
-SAVED_MODEL_FILE = "saved_model.pb"
+SAVED_MODEL_FILE = "saved_model.pb"  # what makes a directory a SavedModel (export/layout.py)
 VARIABLES_PREFIX = os.path.join("variables", "variables")
 ASSETS_DIR = "assets"
 CONFIG_ASSET = "albert_config.json"

@@ -5,8 +5,10 @@ the one-line error the loader shares with the engines."""
 from __future__ import annotations
 
 import os
+from typing import Mapping
 
 from albert_tf.runtime import paths
+from albert_tf.export.layout import SAVED_MODEL_PB, SERVING_DIR
 from albert_tf.export.manifest import ENCODER_OUTPUTS, Manifest, ManifestError, read_manifest
 
 # The precisions `load_serving` knows, and the spellings it also accepts for them.
@@ -20,7 +22,9 @@ class ServingLoadError(ValueError):
     """The path is not a serving artifact, or the engine asked for cannot run it (one line)."""
 
 
-SERVING_DIR = "serving"
+# Manifest.files() roles that Artifact keeps in its own fields; any other role is an engine's.
+_FIELD_ROLES = ("saved_model", "tflite", "openvino", "onnx", "openvino_int8", "onnx_int8_file",
+                "onnx_int8_vnni_file")
 EXPECTED = ("an encoder or task export directory (serving/, serving.json), a SavedModel "
             "directory (saved_model.pb), a .tflite file, an OpenVINO .xml with its .bin or an "
             ".onnx file")
@@ -29,8 +33,14 @@ EXPECTED = ("an encoder or task export directory (serving/, serving.json), a Sav
 class Artifact:
     """What `path` holds: the files each engine would read, the dtype and input limits."""
 
-    def __init__(self, path: str, cpu_flags: frozenset[str] | None = None):
+    def __init__(self, path: str, cpu_flags: frozenset[str] | None = None,
+                 suffixes: Mapping[str, str] | None = None):
         self.path = os.fspath(path)
+        # Engines without a field below (engines.py `listed_file`): engine → its file, from
+        # serving.json's entry of that name or a bare file ending in one of `suffixes`
+        # (ending → engine, the table's `engines.engine_suffixes()`).
+        self.engine_files: dict[str, str] = {}
+        self._suffixes = dict(suffixes or {})
         self.cpu_flags = cpu_flags  # None: this machine's (tests pass a mocked CPU)
         self.saved_model: str | None = None
         self.tflite: str | None = None
@@ -61,10 +71,10 @@ class Artifact:
                 manifest = read_manifest(path)
                 if manifest is not None:
                     self._from_manifest(path, manifest)
-                elif paths.isfile(os.path.join(path, "saved_model.pb")):
+                elif paths.isfile(os.path.join(path, SAVED_MODEL_PB)):
                     self.saved_model = path
                     self._read_config(path)
-                if self.saved_model is None and self.onnx is None:
+                if self.saved_model is None and self.onnx is None and not self.engine_files:
                     raise ServingLoadError(f"{path}: not a serving artifact; expected {EXPECTED}")
                 return
             if paths.isfile(path):  # a file inside an export: the limits of its manifest
@@ -90,6 +100,9 @@ class Artifact:
                 self.openvino = path
         elif paths.isfile(path) and path.endswith(".onnx"):
             self.onnx = path
+        elif paths.isfile(path) and any(path.endswith(s) for s in self._suffixes):
+            engine = next(e for s, e in self._suffixes.items() if path.endswith(s))
+            self.engine_files[engine] = path
         else:
             what = "does not exist" if not paths.exists(path) else "is not a serving artifact"
             raise ServingLoadError(f"{path}: {what}; expected {EXPECTED}")
@@ -104,7 +117,10 @@ class Artifact:
         self._limits(manifest)
         self.compute_dtype = manifest.compute_dtype
         self.has_manifest = True
-        if manifest.saved_model or not manifest.onnx:  # a directory of ONNX files only
+        for role, file in manifest.files().items():  # an engine's own entry (not a field)
+            if role not in _FIELD_ROLES:
+                self.engine_files[role] = os.path.join(path, file)
+        if manifest.saved_model or not (manifest.onnx or self.engine_files):  # no SavedModel
             self.saved_model = os.path.join(path, manifest.saved_model or SERVING_DIR)
         if manifest.tflite:
             self.tflite = os.path.join(path, manifest.tflite["file"])
@@ -124,6 +140,9 @@ class Artifact:
                      "onnx_int8_vnni"):
             target = getattr(self, name)
             if target is not None and not paths.exists(target):
+                raise ServingLoadError(f"{path}: serving.json lists {target}, which is missing")
+        for target in self.engine_files.values():
+            if not paths.exists(target):
                 raise ServingLoadError(f"{path}: serving.json lists {target}, which is missing")
 
     def _read_config(self, saved_model: str) -> None:
@@ -146,7 +165,8 @@ class Artifact:
             return "fp32"
         return TFLITE_PRECISION.get(self.tflite_quantization or "none", "fp32")
 
-    def tflite_covers_every_length(self) -> bool:
-        """Whether the TFLite file's fixed length takes every input the export accepts."""
-        return (self.max_seq_length is None or self.tflite_seq_length is None
-                or self.tflite_seq_length >= self.max_seq_length)
+    def tflite_covers(self, seq_length: int | None = None) -> bool:
+        """Whether the TFLite file's fixed length takes every input up to `seq_length` tokens
+        (None: every input the export accepts)."""
+        longest = seq_length or self.max_seq_length
+        return longest is None or self.tflite_seq_length is None or self.tflite_seq_length >= longest

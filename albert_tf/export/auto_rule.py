@@ -24,14 +24,22 @@ Profiles (albert_tf.runtime.hardware.cpu_profile):
 
 int8's static IR ("openvino" at int8: NNCF's, `--int8_calibration_file`; issue 42, RESULTS.md
 "Calibrated int8"): last on AVX2 without VNNI, where it measured at or below OpenVINO f32 (0.86x /
-1.16x the NNCF-on-HF peer at batch 1 / 8, the TFLite int8 file 1.92x / 1.45x); first on the
-AMX-INT8, AVX-512 VNNI and AVX-VNNI (INT8_AVX_VNNI) CPUs, whose int8 dot products it is made for
-(not measured on such CPUs yet); last on Arm (OpenVINO's Arm int8 path unmeasured, XNNPACK's home).
+1.16x the NNCF-on-HF peer at batch 1 / 8, the TFLite int8 file 1.92x / 1.45x); on AMX-INT8 first
+at batch 1 and after the TFLite file at batch 8, as issue 42's Xeon run measured NNCF's int8 IR
+against our TFLite int8 file (52.4 vs 42.3 seq/s at batch 1, 35.8 vs 42.6 at batch 8); first on
+AVX-512 VNNI and AVX-VNNI (INT8_AVX_VNNI) CPUs, whose int8 dot products it is made for (not
+measured on such CPUs yet); last on Arm (OpenVINO's Arm int8 path unmeasured, XNNPACK's home).
+The TFLite file has a fixed length: `load_serving(..., seq_length=N)` lets auto take it for
+inputs up to N tokens (an encoder export's maximum is 512, its TFLite file's 128).
 """
 
 from __future__ import annotations
 
 from albert_tf.runtime import hardware
+
+# A CPU profile AUTO_RULE has no row for (a new one of hardware.cpu_profile, or a mocked one)
+# takes this row; an engine a cell leaves out is tried after it (engines.fallback_order()).
+DEFAULT_PROFILE = hardware.PROFILE_AVX2
 
 BATCH_CLASSES = (1, 8)  # the measured batch sizes; a call's batch picks the nearer one
 
@@ -54,7 +62,7 @@ AUTO_RULE: dict[str, dict[str, dict[int, tuple[str, ...]]]] = {
         "fp32": {1: ("openvino", "onnxruntime", "tensorflow", "tflite"),
                  8: ("openvino", "onnxruntime", "tensorflow", "tflite")},
         "bf16": {1: ("openvino", "tensorflow"), 8: ("openvino", "tensorflow")},
-        "int8": {1: ("openvino", "tflite", "onnxruntime"), 8: ("openvino", "tflite", "onnxruntime")},
+        "int8": {1: ("openvino", "tflite", "onnxruntime"), 8: ("tflite", "openvino", "onnxruntime")},
         "fp16": {1: ("tflite",), 8: ("tflite",)},
     },
     hardware.PROFILE_ARM: {
@@ -84,8 +92,10 @@ def batch_class(batch_size: int | None) -> int:
 def preferences(profile: str, precision: str, batch_size: int | None = None,
                 flags: frozenset[str] | None = None) -> tuple[str, ...]:
     """The engines AUTO_RULE lists for this CPU profile, precision and batch, fastest first
-    (int8 on an AVX2 CPU with AVX-VNNI, from its `flags`: INT8_AVX_VNNI's)."""
+    (int8 on an AVX2 CPU with AVX-VNNI, from its `flags`: INT8_AVX_VNNI's). A profile without a
+    row takes DEFAULT_PROFILE's; a precision without a cell lists none (the fallback order)."""
     if (precision == "int8" and profile == hardware.PROFILE_AVX2 and flags is not None
             and "avx_vnni" in flags):
         return INT8_AVX_VNNI[batch_class(batch_size)]
-    return AUTO_RULE[profile][precision][batch_class(batch_size)]
+    row = AUTO_RULE.get(profile, AUTO_RULE[DEFAULT_PROFILE])
+    return row.get(precision, {}).get(batch_class(batch_size), ())

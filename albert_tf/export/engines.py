@@ -8,7 +8,9 @@ request are not (wrong outputs, "Infer Request is busy"), so those engines keep 
 call takes an idle interpreter or request, or makes one, and gives it back.
 
 Adding an engine is one `Engine` row in ENGINES (with its `files` rule and `load` function) and
-its tests in tests/export/test_serving_matrix.py.
+its tests: `load_serving`'s backends, `auto`'s fallback order and the refusals are read from the
+rows, and an engine without a built-in artifact field reads the file serving.json lists under its
+name or a bare file of its `suffixes` (`listed_file`; tests/export/test_engine_table.py).
 """
 
 from __future__ import annotations
@@ -224,10 +226,12 @@ def _tflite_files(artifact: Artifact, precision: str) -> Iterator[str]:
 
 
 def _openvino_files(artifact: Artifact, precision: str) -> Iterator[str]:
-    if precision in ("fp32", "bf16"):  # any float graph: OpenVINO picks the precision
+    # Called for the row's precisions only: int8 is NNCF's static int8 IR, any other (a float
+    # one) any float graph, OpenVINO picking the precision.
+    if precision == "int8":
+        yield from (f for f in (artifact.openvino_int8,) if f)
+    else:
         yield from (f for f in (artifact.openvino, artifact.onnx, artifact.saved_model) if f)
-    elif precision == "int8" and artifact.openvino_int8:  # NNCF's static int8 IR
-        yield artifact.openvino_int8
 
 
 def _onnxruntime_files(artifact: Artifact, precision: str) -> Iterator[str]:
@@ -252,6 +256,11 @@ class Engine:
     files: Callable[[Artifact, str], Iterator[str]]
     load: Callable[[Artifact, str, str, int | None], Runner]
     needs: dict[str, str]
+    # Where `backend="auto"` tries it after AUTO_RULE's cell (lower first; fallback_order()).
+    fallback: int = 100
+    # Bare files it reads by their name's ending (e.g. ".npz"), beside the built-in kinds
+    # Artifact knows; an export lists its file in serving.json under the row's name.
+    suffixes: tuple[str, ...] = ()
 
     def file_for(self, artifact: Artifact, precision: str) -> str | None:
         return next(iter(self.files(artifact, precision)), None)
@@ -264,20 +273,42 @@ ENGINES: dict[str, Engine] = {engine.name: engine for engine in (
     Engine("tensorflow", None, "", ("fp32", "bf16"), _saved_model_files, _tensorflow,
            {"fp32": "an export written with export_tfhub --dtype=float32",
             "bf16": "an export written with export_tfhub --dtype=bfloat16 (or run_classifier "
-                    "--dtype=bfloat16 --export_dir)"}),
+                    "--dtype=bfloat16 --export_dir)"}, fallback=0),
     Engine("tflite", "ai_edge_litert" if installed("ai_edge_litert") else None, "tflite",
            ("fp32", "int8", "fp16"), _tflite_files, _tflite,
            {p: f"a TFLite file written with --tflite_quantization={q}"
-            for q, p in TFLITE_PRECISION.items()}),
+            for q, p in TFLITE_PRECISION.items()}, fallback=3),
     Engine("openvino", "openvino", "openvino", ("fp32", "bf16", "int8"), _openvino_files,
            _openvino,
            {"fp32": "a float graph (serving/, --openvino_ir or --onnx)",
             "bf16": "a float graph (serving/, --openvino_ir or --onnx)",
             "int8": "the static int8 IR of --int8_calibration_file (export_tfhub, "
-                    "run_classifier, run_squad --export_dir)"}),
+                    "run_classifier, run_squad --export_dir)"}, fallback=2),
     Engine("onnxruntime", "onnxruntime", "onnx", ("fp32", "int8"), _onnxruntime_files,
            _onnxruntime,
            {"fp32": "the ONNX file of --onnx (export_tfhub, run_classifier, run_squad)",
             "int8": "the int8 ONNX files of export_tfhub --onnx (--onnx_quantization="
-                    "dynamic_int8)"}),
+                    "dynamic_int8)"}, fallback=1),
 )}
+
+
+def fallback_order() -> tuple[str, ...]:
+    """Every engine of the table, in the order `auto` tries those its AUTO_RULE cell leaves out
+    (a bare file, a CPU profile or an engine the rule does not list)."""
+    return tuple(sorted(ENGINES, key=lambda name: ENGINES[name].fallback))
+
+
+def engine_suffixes() -> dict[str, str]:
+    """File-name ending → engine, for the bare files the rows declare (`Engine.suffixes`)."""
+    return {suffix: engine.name for engine in ENGINES.values() for suffix in engine.suffixes}
+
+
+def listed_file(name: str) -> Callable[[Artifact, str], Iterator[str]]:
+    """A `files` rule for an engine without a built-in Artifact field: the file serving.json
+    lists under its name, or the bare file of one of its suffixes, at every precision of its row."""
+
+    def files(artifact: Artifact, precision: str) -> Iterator[str]:
+        del precision  # called for the row's precisions only
+        yield from (f for f in (artifact.engine_files.get(name),) if f)
+
+    return files

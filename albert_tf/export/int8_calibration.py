@@ -30,10 +30,9 @@ from absl import logging
 
 from albert_tf.runtime import paths
 from albert_tf.export.calibration_data import Sample, split_held_out
+from albert_tf.export.layout import OPENVINO_DIR, OPENVINO_INT8_FILE, OPENVINO_TASK_INT8_FILE  # noqa: F401
 from albert_tf.models.encoder import INPUT_NAMES
 
-OPENVINO_INT8_FILE = "albert_encoder_int8.xml"
-OPENVINO_TASK_INT8_FILE = "albert_model_int8.xml"
 # A random-weight tiny model (no trained margins: the hardest case) lands at 0.12–0.17 on text
 # it was not calibrated on; a fine-tuned classifier well under it (tests/export/
 # test_int8_calibration.py), where the argmax bound is the one that matters.
@@ -133,7 +132,7 @@ def write_openvino_int8(float32_model: Any, export_dir: str, samples: Sequence[S
     calibration, held_out = split_held_out(samples)
     int8_model = quantize(float_model, calibration)
     error, agreement = held_out_error(float_model, int8_model, held_out)
-    relative = os.path.join("openvino", file_name)
+    relative = os.path.join(OPENVINO_DIR, file_name)
     if error > INT8_RELATIVE_BOUND or (agreement is not None and agreement < INT8_MIN_AGREEMENT):
         logging.warning("int8: %s not written — on %d held-out calibration sequences its "
                         "relative error %.3g (bound %.3g)%s; the fp32/bf16 artifacts stay the "
@@ -141,7 +140,7 @@ def write_openvino_int8(float32_model: Any, export_dir: str, samples: Sequence[S
                         "" if agreement is None else
                         f", argmax agreement {agreement:.1%} (bound {INT8_MIN_AGREEMENT:.0%})")
         return None
-    os.makedirs(os.path.join(export_dir, "openvino"), exist_ok=True)
+    os.makedirs(os.path.join(export_dir, OPENVINO_DIR), exist_ok=True)
     ov.save_model(int8_model, os.path.join(export_dir, relative), compress_to_fp16=False)
     logging.info("Wrote %s (NNCF static int8, %d calibration sequences; held-out relative "
                  "error %.3g%s)", relative, len(calibration), error,

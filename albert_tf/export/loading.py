@@ -19,12 +19,13 @@ from albert_tf.checkpoints.report import compare
 from albert_tf.config import AlbertConfig
 from albert_tf.export.choices import EXPORT_DTYPE_POLICIES, EXPORT_DTYPES
 from albert_tf.export.encoder_export import CONFIG_ASSET
+from albert_tf.export.layout import SAVED_MODEL_PB
 from albert_tf.models.encoder import AlbertEncoder
 
 
 def is_encoder_export(path: str) -> bool:
     """True when `path` is a SavedModel directory (as written by `export_tfhub`)."""
-    return tf.io.gfile.exists(os.path.join(os.fspath(path), "saved_model.pb"))
+    return tf.io.gfile.exists(os.path.join(os.fspath(path), SAVED_MODEL_PB))
 
 
 class HubEncoder(keras.layers.Layer):

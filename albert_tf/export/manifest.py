@@ -11,6 +11,7 @@ The JSON keys are those of every export written so far (older exports load uncha
      "openvino": {"file": "openvino/albert_encoder.xml"},
      "onnx": {"file": ..., "int8_file": ..., "int8_vnni_file": ...},
      "openvino_int8": {"file": "openvino/albert_encoder_int8.xml", ...},  # NNCF static int8
+     "<engine>": {"file": ...},                  # an engine row without a built-in key (engines.py)
      ...}                                                        # extra keys: e.g. "threshold"
 
 Standard library only (no TensorFlow): the loader reads it before any engine starts.
@@ -23,9 +24,9 @@ import json
 import os
 from typing import Any
 
+from albert_tf.export.layout import MANIFEST
 from albert_tf.runtime import paths
 
-MANIFEST = "serving.json"
 ENCODER_OUTPUTS = ("sequence_output", "pooled_output")
 
 
@@ -85,6 +86,9 @@ class Manifest:
         for key in ("int8_file", "int8_vnni_file"):
             if self.onnx and self.onnx.get(key):
                 found[f"onnx_{key}"] = self.onnx[key]
+        for key, entry in self.extra.items():  # another engine's entry, under its name
+            if isinstance(entry, dict) and isinstance(entry.get("file"), str):
+                found[key] = entry["file"]
         return found
 
 

@@ -40,22 +40,20 @@ from absl import logging
 
 from albert_tf.runtime import hardware
 
+from albert_tf.export.layout import (ONNX_DIR, ONNX_FILE, ONNX_FUSED_TEMP_FILE,
+                                     ONNX_INT8_FILE, ONNX_INT8_VNNI_FILE, TASK_ONNX_FILE)
 from albert_tf.export.manifest import Manifest, read_manifest, write_manifest
 from albert_tf.export.onnx_graph import OUTPUT_NAMES, OnnxBuildError, build_onnx_encoder
 from albert_tf.export.parity import FLOAT32_TOLERANCE, max_difference, model_tolerance
 from albert_tf.export.serving_graph import check_inputs
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 
-ONNX_DIR = "onnx"
-ONNX_FILE = "albert_encoder.onnx"
-ONNX_INT8_FILE = "albert_encoder_int8.onnx"
 ONNX_QUANTIZATIONS = ("none", "dynamic_int8")
 FLOAT_TOLERANCE = FLOAT32_TOLERANCE  # max |ONNX Runtime − Keras|, float32 (parity.py)
 # weight_type "uint8" (U8U8 kernels, no int16 saturation) is accurate without VNNI too, but
 # measured 0.88x ORT's own int8 at batch 8 on the AVX2 EPYC (benchmarks/RESULTS.md).
 INT8_OPTIONS: dict[str, Any] = {"per_channel": False, "reduce_range": True, "fuse": True,
                                 "weight_type": "int8"}
-ONNX_INT8_VNNI_FILE = "albert_encoder_int8_vnni.onnx"
 # The int8 files an export writes: serving.json key, file, options over INT8_OPTIONS. The
 # 7-bit file is exact on every x86 CPU; the full-range one only with int8 dot-product units
 # (VNNI, AMX-INT8), where it is the more accurate: `load_serving` picks by the CPU it runs on.
@@ -106,7 +104,7 @@ def quantize_int8(source: str, destination: str, num_heads: int, hidden_size: in
     settings = {**INT8_OPTIONS, **options}
     with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(destination))) as tmp:
         if settings["fuse"]:
-            fused = os.path.join(tmp, "fused.onnx")
+            fused = os.path.join(tmp, ONNX_FUSED_TEMP_FILE)
             optimizer.optimize_model(source, model_type="bert", num_heads=num_heads,
                                      hidden_size=hidden_size).save_model_to_file(fused)
             source = fused
@@ -195,9 +193,6 @@ def _write_int8(source: str, destination: str, encoder: AlbertEncoder,
 
 __all__ = ["INPUT_NAMES", "ONNX_FILE", "ONNX_INT8_FILE", "ONNX_QUANTIZATIONS", "OnnxExportError",
            "quantize_int8", "session", "write_onnx_artifacts"]
-
-
-TASK_ONNX_FILE = "albert_model.onnx"
 
 
 def write_task_onnx(model: Any, export_dir: str, outputs_fn: Any) -> dict[str, Any]:

@@ -38,12 +38,12 @@ from albert_tf.runtime import hardware, paths
 from albert_tf.export.auto_rule import preferences
 from albert_tf.export.artifact import (PRECISION_ALIASES, PRECISIONS, Artifact,
                                        ServingLoadError)
-from albert_tf.export.engines import ENGINES, Arrays, installed
+from albert_tf.export.engines import ENGINES, Arrays, engine_suffixes, fallback_order, installed
 from albert_tf.models.encoder import INPUT_NAMES
 
+# The table's at import, kept for callers; the loader reads ENGINES (and fallback_order()) live.
 BACKENDS = ("auto",) + tuple(ENGINES)
-# Engines tried, in this order, for an artifact AUTO_RULE's cell does not cover (a bare file).
-FALLBACK_ORDER = ("tensorflow", "onnxruntime", "openvino", "tflite")
+FALLBACK_ORDER = fallback_order()
 
 
 def normalize_precision(precision: str | None) -> str | None:
@@ -74,20 +74,23 @@ def _refusal(artifact: Artifact, backend: str, precision: str) -> str | None:
 
 
 def auto_backend(artifact: Artifact, precision: str | None = None, batch_size: int | None = None,
-                 profile: str | None = None) -> tuple[str, str]:
+                 profile: str | None = None, seq_length: int | None = None) -> tuple[str, str]:
     """(engine, precision) that `backend="auto"` picks for `artifact` on this CPU (or on the
-    CPU of `artifact.cpu_flags`, or `profile`): AUTO_RULE's first engine that qualifies."""
+    CPU of `artifact.cpu_flags`, or `profile`): AUTO_RULE's first engine that qualifies.
+    `seq_length`: the longest input that will be sent (None: the export's maximum); a file of
+    fixed length (TFLite) qualifies only where it covers it."""
     precision = normalize_precision(precision) or artifact.default_precision()
     profile = profile or hardware.cpu_profile(artifact.cpu_flags)
     ordered = preferences(profile, precision, batch_size,
                           hardware.cpu_flags() if artifact.cpu_flags is None else artifact.cpu_flags)
-    ordered += tuple(name for name in FALLBACK_ORDER if name not in ordered)
+    ordered += tuple(name for name in fallback_order() if name not in ordered)
     reasons = []
     for name in ordered:
         reason = _refusal(artifact, name, precision)
-        if reason is None and name == "tflite" and not artifact.tflite_covers_every_length():
-            reason = (f"the TFLite file's fixed length {artifact.tflite_seq_length} is below the "
-                      f"export's maximum {artifact.max_seq_length}")
+        if reason is None and name == "tflite" and not artifact.tflite_covers(seq_length):
+            reason = (f"the TFLite file's fixed length {artifact.tflite_seq_length} is below "
+                      + (f"seq_length {seq_length}" if seq_length else
+                         f"the export's maximum {artifact.max_seq_length} (pass seq_length=)"))
         if reason is None:
             return name, precision
         reasons.append(reason)
@@ -155,17 +158,22 @@ def _announce(message: str) -> None:
 
 
 def load_serving(path: str, backend: str = "auto", num_threads: int | None = None,
-                 precision: str | None = None, batch_size: int | None = None) -> ServingModel:
+                 precision: str | None = None, batch_size: int | None = None,
+                 seq_length: int | None = None) -> ServingModel:
     """Loads `path` (see the module docstring) on `backend` at `precision`. `num_threads`: the
     TFLite, OpenVINO and ONNX Runtime engines' threads (TensorFlow's are set at its start).
-    `batch_size`: the batch you will mostly send (auto's choice; None: a server's, 8)."""
-    if backend not in BACKENDS:
-        raise ServingLoadError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    `batch_size`: the batch you will mostly send (auto's choice; None: a server's, 8).
+    `seq_length`: the longest input you will send (None: the export's maximum); with it `auto`
+    may pick a file of fixed length that covers it (the TFLite file, which refuses longer
+    inputs in one line)."""
+    if backend != "auto" and backend not in ENGINES:
+        raise ServingLoadError(f"backend must be one of {', '.join(('auto',) + tuple(ENGINES))}, "
+                               f"got {backend!r}")
     precision = normalize_precision(precision)
     # An export on a bucket is read from a local copy: the engines open local files only.
-    artifact = Artifact(paths.staged_copy(path, companions=(".bin",)))
+    artifact = Artifact(paths.staged_copy(path, companions=(".bin",)), suffixes=engine_suffixes())
     if backend == "auto":
-        chosen, precision = auto_backend(artifact, precision, batch_size)
+        chosen, precision = auto_backend(artifact, precision, batch_size, seq_length=seq_length)
     else:
         chosen = backend
         if precision is None:  # the export's own where the engine runs it, else its first

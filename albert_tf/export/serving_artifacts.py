@@ -40,11 +40,9 @@ from albert_tf.export.serving_graph import (ORIGINAL_INPUT_NAMES, SERVING_DIR, S
                                             float32_copy, frozen_serving_function,
                                             save_serving_model)
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+from albert_tf.export.layout import (OPENVINO_DIR, OPENVINO_FILE, OPENVINO_TASK_FILE,
+                                     TFLITE_ENCODER_FILE)
 
-TFLITE_ENCODER_FILE = "albert_encoder.tflite"
-OPENVINO_DIR = "openvino"
-OPENVINO_FILE = "albert_encoder.xml"
-OPENVINO_TASK_FILE = "albert_model.xml"  # a task export's IR, named like its albert_model.tflite
 # The bounds of the checks below, named where they are defined (parity.py): a float32 TFLite
 # file or OpenVINO IR vs its TF graph; a task export's serving graph vs its Keras model.
 FLOAT_TFLITE_TOLERANCE = CONVERTED_FILE_TOLERANCE

@@ -33,12 +33,12 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.export.encoder_export import CONFIG_ASSET
+from albert_tf.export.layout import SERVING_DIR  # noqa: F401  (its public name here)
 from albert_tf.export.manifest import ENCODER_OUTPUTS, Manifest
 from albert_tf.models.encoder import FEATURE_TO_INPUT, INPUT_NAMES, AlbertEncoder
 from albert_tf.models.precision import float32_copy  # noqa: F401  (its public name here)
 from albert_tf.training.frozen_weights import frozen_function
 
-SERVING_DIR = "serving"  # the frozen SavedModel inside an encoder export directory
 SERVING_OUTPUTS = ENCODER_OUTPUTS
 # A task export's TFLite file takes the original's input names (tflite.py) → ours, INPUT_NAMES.
 ORIGINAL_INPUT_NAMES = FEATURE_TO_INPUT

@@ -29,10 +29,10 @@ from absl import logging
 
 from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.export.choices import TFLITE_QUANTIZATIONS
+from albert_tf.export.layout import TFLITE_FILE  # noqa: F401  (its public name here)
 from albert_tf.models.encoder import FEATURE_TO_INPUT
 from albert_tf.training.frozen_weights import frozen_function
 
-TFLITE_FILE = "albert_model.tflite"  # the original's SQuAD v1 file name (§9.8)
 # The original's export input names (its records' names), in order: int32 [1, S].
 TFLITE_INPUTS = tuple(FEATURE_TO_INPUT)
 

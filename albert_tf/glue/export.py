@@ -1,7 +1,9 @@
 """Serving SavedModel of a fine-tuned classifier (faithfulness §8.6 "Export", `export_dir`).
 
 Input: a batch of serialized `tf.train.Example` strings with `input_ids`, `input_mask`,
-`segment_ids` (int64, length max_seq_length) — the original's serving input. Outputs:
+`segment_ids` (int64, length max_seq_length) — the original's serving input — in
+`export_dir/saved_model/` (the task-export layout of albert_tf/export/layout.py; exports written
+before it held this SavedModel at `export_dir` itself, which `layout.task_saved_model` reads). Outputs:
 `probabilities` (softmax; STS-B: the raw output [B, 1]), `predictions` (argmax; STS-B: the
 output [B]) and, when `threshold_to_export` is set, a constant `threshold`. Beside it in the
 directory, `albert_model.tflite`: int32 [1, S] `input_ids`, `input_mask`, `segment_ids` →
@@ -23,6 +25,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.export.layout import TASK_SAVED_MODEL_DIR
 from albert_tf.export.serving_artifacts import task_tflite_entry, write_task_serving_artifacts
 from albert_tf.export.staging import replaced_directory
 from albert_tf.export.tflite import TFLITE_FILE, token_function, write_tflite
@@ -67,7 +70,8 @@ def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
                       tflite_quantization: str = "none", vocab_size: int | None = None,
                       tflite_model: keras.Model | None = None, openvino_ir: bool = False,
                       onnx: bool = False, int8_calibration: list | None = None) -> str:
-    """Writes the serving SavedModel, `albert_model.tflite`, `serving/`, `serving.json`, with
+    """Writes the serving SavedModel (`saved_model/`), `albert_model.tflite`, `serving/`,
+    `serving.json`, with
     `openvino_ir` the OpenVINO IR and with `onnx` onnx/albert_model.onnx to `export_dir`
     (replacing an older export there).
     `tflite_model`: a float32 copy for the TFLite file and the OpenVINO IR (default `model`)."""
@@ -75,7 +79,8 @@ def export_classifier(model: keras.Model, export_dir: str, max_seq_length: int,
         else float(threshold_to_export)
     module = _ServingModule(model, max_seq_length, is_regression, threshold)
     with replaced_directory(export_dir) as staging:
-        tf.saved_model.save(module, staging, signatures={"serving_default": module.serve})
+        tf.saved_model.save(module, os.path.join(staging, TASK_SAVED_MODEL_DIR),
+                            signatures={"serving_default": module.serve})
         lite_model = tflite_model if tflite_model is not None else model
         lite = token_function(lite_model, max_seq_length,
                               lambda out: classifier_outputs(out, is_regression))

@@ -13,16 +13,10 @@ takes the process's umask (and a default ACL, if any) off at creation — exactl
 running as another user could not read.) The umask is never read or set here: `os.umask` can
 only be read by setting it, process-wide, racing with any thread creating files meanwhile.
 
-A full disk (ENOSPC; EFBIG from a file-size limit; EDQUOT), met while writing, flushing or
-publishing, becomes `DiskFullError` naming the target and what it is (`what=`, e.g.
-"pretraining records"), after the temporary is removed: the tools' one place for it
-(`albert_tf.cli.disk_full_exits` prints it as one line, exit status 1). Errors of TensorFlow
-or safetensors writing into an `atomic_directory` count too when their message says so.
+A full disk met while writing, flushing or publishing becomes `DiskFullError` naming the
+target and what it is (`runtime.disk_full`), after the temporary is removed.
 
-Log lines name final paths: while an `atomic_directory` is open, a line that absl's or
-TensorFlow's logger writes naming its staging directory names the target instead (a file
-written at `<staging>/x` is published as `<target>/x`), so a user never reads a hidden
-`.name.<hex>.tmp` path (`StagedPaths`).
+Log lines name final paths while an `atomic_directory` is open (`runtime.staged_paths`).
 
 Remote paths (`scheme://…`: gs://, s3://, hdfs://, ram://; `albert_tf.runtime.paths.is_remote`) go
 through `tf.io.gfile` — TensorFlow is imported only then, so this module stays the bottom floor
@@ -49,79 +43,32 @@ Example:
 from __future__ import annotations
 
 import abc
-
-import errno
-import logging
 import os
 import posixpath
-import secrets
 import shutil
 import tempfile
-import threading
 from typing import IO, Any
 
+from albert_tf.runtime.disk_full import DISK_FULL_ERRNOS, DiskFullError, as_disk_full, is_disk_full
+from albert_tf.runtime.local_files import (CLOEXEC, NAME_LIMIT, fsync_directory, fsync_tree,
+                                           replace_local, temporary_name)
 from albert_tf.runtime.paths import is_remote  # the one rule of what is remote (re-exported)
+from albert_tf.runtime.staged_paths import STAGED_PATHS, StagedPaths
 
+# DiskFullError, DISK_FULL_ERRNOS, is_disk_full and StagedPaths are imported here too, where
+# callers have found them (they live in runtime.disk_full and runtime.staged_paths).
 __all__ = ["DISK_FULL_ERRNOS", "EXISTING_POLICIES", "AtomicDirectory", "AtomicFile",
            "DiskFullError", "StagedPaths", "atomic_directory", "atomic_file", "is_disk_full",
            "is_remote"]
 
 REPLACE, REFUSE, MERGE = "replace", "refuse", "merge"
 EXISTING_POLICIES = (REPLACE, REFUSE, MERGE)
-_NAME_LIMIT = 200  # of the target's name inside a temporary name (file names max out at 255)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-# ENOSPC (no space left), EFBIG (file too large: RLIMIT_FSIZE), EDQUOT (quota exceeded).
-DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
-_DISK_FULL_TEXTS = tuple(os.strerror(number) for number in sorted(DISK_FULL_ERRNOS))
-
-
-class DiskFullError(OSError):
-    """Writing `what` to `path` failed for want of space (or a file-size limit); the partial
-    output was removed and a previous `path` left as it was. `errno` is the cause's."""
-
-    def __init__(self, path: str, what: str, cause: BaseException):
-        number = getattr(cause, "errno", None)
-        if number not in DISK_FULL_ERRNOS:  # TensorFlow / safetensors: the text in the message
-            number = next((n for n in sorted(DISK_FULL_ERRNOS) if os.strerror(n) in str(cause)),
-                          errno.ENOSPC)
-        # Only the errno: the cause's own text names temporaries (TensorFlow's runs to lines);
-        # `--verbosity=1` logs the whole traceback.
-        detail = f"[Errno {number}] {os.strerror(number)}"
-        super().__init__(number, f"disk full while writing {what} {path}: {detail}")
-        self.path, self.what = path, what
-
-    def __str__(self) -> str:
-        return self.strerror
-
-
-def is_disk_full(error: BaseException) -> bool:
-    """Whether `error` is a write failing for want of space (an OSError's errno, or the
-    strerror text in a TensorFlow/safetensors error's message)."""
-    if isinstance(error, DiskFullError):
-        return True
-    if isinstance(error, OSError) and error.errno is not None:
-        return error.errno in DISK_FULL_ERRNOS
-    return isinstance(error, Exception) and any(text in str(error) for text in _DISK_FULL_TEXTS)
-
-
-def _as_disk_full(error: BaseException, path: str, what: str) -> BaseException:
-    """`error`, or a DiskFullError naming `path` and `what` if it is a full disk."""
-    if isinstance(error, DiskFullError) or not is_disk_full(error):
-        return error
-    return DiskFullError(path, what, error)
 
 
 def _gfile() -> Any:
     import tensorflow as tf  # remote paths only
 
     return tf.io.gfile
-
-
-def _temporary_name(directory: str, target_name: str, join=os.path.join) -> str:
-    """A hidden name beside the target; ends in `.tmp` so that leftovers are recognisable."""
-    return join(directory, f".{target_name[:_NAME_LIMIT]}.{secrets.token_hex(6)}.tmp")
 
 
 def _exists_error(path: str) -> FileExistsError:
@@ -131,117 +78,6 @@ def _exists_error(path: str) -> FileExistsError:
 def _check_policy(existing: str, allowed: tuple[str, ...]) -> None:
     if existing not in allowed:
         raise ValueError(f"existing must be one of {', '.join(allowed)}, got {existing!r}")
-
-
-def _fsync_directory(directory: str) -> None:
-    """Makes a rename in `directory` durable (where the platform can open directories)."""
-    if not hasattr(os, "O_DIRECTORY"):
-        return
-    try:
-        handle = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
-    except OSError:
-        return
-    try:
-        os.fsync(handle)
-    except OSError:
-        pass
-    finally:
-        os.close(handle)
-
-
-def _fsync_tree(root: str) -> None:
-    """fsync of every file and directory under `root`: the content reaches the disk before
-    the rename that publishes it (else a crash can leave a published but empty file)."""
-    for directory, _, files in os.walk(root):
-        for name in files:
-            path = os.path.join(directory, name)
-            if os.path.islink(path):
-                continue
-            handle = os.open(path, os.O_RDONLY | _CLOEXEC)
-            try:
-                os.fsync(handle)
-            finally:
-                os.close(handle)
-        _fsync_directory(directory)
-
-
-def _remove_local(path: str) -> None:
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        try:
-            os.remove(path)
-        except OSError:
-            pass
-
-
-def _replace_local(source: str, target: str) -> None:
-    """Renames `source` to `target`, whatever `target` is now (file, directory, nothing).
-
-    An existing target is first renamed aside, so there is no moment without one, and put
-    back if the second rename fails."""
-    if not os.path.lexists(target):
-        os.rename(source, target)
-        return
-    if not os.path.isdir(source) and not os.path.isdir(target):
-        os.replace(source, target)
-        return
-    aside = _temporary_name(os.path.dirname(target), os.path.basename(target))
-    os.rename(target, aside)
-    try:
-        os.rename(source, target)
-    except BaseException:
-        os.rename(aside, target)
-        raise
-    _remove_local(aside)
-
-
-class StagedPaths(logging.Filter):
-    """Rewrites each open staging directory to its target in the log records it sees.
-
-    Installed (once, by the first `AtomicDirectory`) on the loggers of our lines and of
-    TensorFlow's Python lines ("absl", "tensorflow"). Writers inside a staging directory
-    log where they write; the user should read where the output will be. Nested stagings
-    (a writer that stages inside another's staging directory) are undone innermost first.
-    """
-
-    LOGGERS = ("absl", "tensorflow")
-
-    def __init__(self):
-        super().__init__()
-        self.open: tuple[tuple[str, str], ...] = ()  # (staging, target), outermost first
-        self._lock = threading.Lock()
-        self._installed = False
-
-    def add(self, staging: str, target: str) -> None:
-        with self._lock:
-            if not self._installed:
-                for name in self.LOGGERS:
-                    logging.getLogger(name).addFilter(self)
-                self._installed = True
-            self.open += ((staging, target),)
-
-    def remove(self, staging: str) -> None:
-        with self._lock:
-            self.open = tuple(pair for pair in self.open if pair[0] != staging)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        pairs = self.open  # a tuple, replaced whole: safe to read from any thread
-        if not pairs:
-            return True
-        try:
-            message = record.getMessage()
-        except Exception:  # a malformed record: the handler reports it, as without us
-            return True
-        renamed = message
-        for staging, target in reversed(pairs):
-            renamed = renamed.replace(staging, target)
-        if renamed != message:
-            record.msg, record.args = renamed, None
-        return True
-
-
-_STAGED_PATHS = StagedPaths()
 
 
 class _PublishedOnSuccess(abc.ABC):
@@ -311,7 +147,7 @@ class AtomicFile(_PublishedOnSuccess):
                 raise _exists_error(self.path)
             directory, name = posixpath.split(self.path)
             gfile.makedirs(directory)
-            self.temp_path = _temporary_name(directory, name, posixpath.join)
+            self.temp_path = temporary_name(directory, name, posixpath.join)
             self.stream: IO = gfile.GFile(self.temp_path, mode)
             return
         self.path = os.path.abspath(os.fspath(path))
@@ -320,9 +156,9 @@ class AtomicFile(_PublishedOnSuccess):
         directory, name = os.path.split(self.path)
         os.makedirs(directory, exist_ok=True)
         while True:
-            self.temp_path = _temporary_name(directory, name)
+            self.temp_path = temporary_name(directory, name)
             try:  # 0o666: the kernel applies the umask, as for open(path, "w")
-                handle = os.open(self.temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC,
+                handle = os.open(self.temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | CLOEXEC,
                                  0o666)
                 break
             except FileExistsError:
@@ -357,7 +193,7 @@ class AtomicFile(_PublishedOnSuccess):
     def failure(self, error: BaseException) -> BaseException:
         """What to raise for `error` met while writing: a DiskFullError naming the target if
         it is a full disk, else `error` itself."""
-        return _as_disk_full(error, self.path, self.what)
+        return as_disk_full(error, self.path, self.what)
 
     def _publish_local(self) -> None:
         if self.existing == REPLACE:
@@ -373,7 +209,7 @@ class AtomicFile(_PublishedOnSuccess):
                 os.rename(self.temp_path, self.path)
             else:
                 os.remove(self.temp_path)
-        _fsync_directory(os.path.dirname(self.path))
+        fsync_directory(os.path.dirname(self.path))
 
     def _publish_remote(self) -> None:
         gfile = _gfile()
@@ -436,9 +272,9 @@ class AtomicDirectory(_PublishedOnSuccess):
             if existing == REFUSE and _gfile().exists(self.target):
                 raise _exists_error(self.target)
             # Filled locally (any writer can write there), uploaded by commit().
-            name = posixpath.basename(self.target)[:_NAME_LIMIT]
+            name = posixpath.basename(self.target)[:NAME_LIMIT]
             self.path = tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp")
-            _STAGED_PATHS.add(self.path, self.target)
+            STAGED_PATHS.add(self.path, self.target)
             return
         self.target = os.path.abspath(os.fspath(path))
         if existing == REFUSE and os.path.lexists(self.target):
@@ -448,13 +284,13 @@ class AtomicDirectory(_PublishedOnSuccess):
         parent = self.target if existing == MERGE else os.path.dirname(self.target)
         os.makedirs(parent, exist_ok=True)
         while True:
-            self.path = _temporary_name(parent, os.path.basename(self.target))
+            self.path = temporary_name(parent, os.path.basename(self.target))
             try:
                 os.mkdir(self.path, 0o777)  # the kernel applies the umask, as for os.mkdir(path)
                 break
             except FileExistsError:
                 continue
-        _STAGED_PATHS.add(self.path, self.target)
+        STAGED_PATHS.add(self.path, self.target)
 
     def commit(self) -> str:
         """fsyncs the staging tree and publishes it; returns the target. On any failure the
@@ -469,7 +305,7 @@ class AtomicDirectory(_PublishedOnSuccess):
         except BaseException as e:
             self._discard_and_raise(e)
         self._done = True
-        _STAGED_PATHS.remove(self.path)
+        STAGED_PATHS.remove(self.path)
         return self.target
 
     def failure(self, error: BaseException) -> BaseException:
@@ -478,23 +314,23 @@ class AtomicDirectory(_PublishedOnSuccess):
         if isinstance(error, DiskFullError) and (
                 error.path == self.path or error.path.startswith(self.path + os.sep)):
             return DiskFullError(self.target, self.what, error.__cause__ or error)
-        return _as_disk_full(error, self.target, self.what)
+        return as_disk_full(error, self.target, self.what)
 
     def _publish_local(self) -> None:
-        _fsync_tree(self.path)
+        fsync_tree(self.path)
         if self.existing == MERGE:
             for name in sorted(os.listdir(self.path)):
-                _replace_local(os.path.join(self.path, name), os.path.join(self.target, name))
+                replace_local(os.path.join(self.path, name), os.path.join(self.target, name))
             os.rmdir(self.path)
-            _fsync_directory(self.target)
+            fsync_directory(self.target)
         elif self.existing == REFUSE:
             # rename() would silently replace an empty directory; a check narrows that window.
             if os.path.lexists(self.target):
                 raise _exists_error(self.target)
             os.rename(self.path, self.target)
         else:
-            _replace_local(self.path, self.target)
-        _fsync_directory(os.path.dirname(self.target))
+            replace_local(self.path, self.target)
+        fsync_directory(os.path.dirname(self.target))
 
     def _publish_remote(self) -> None:
         """Uploads the local staging tree under a temporary prefix beside the target, then
@@ -504,7 +340,7 @@ class AtomicDirectory(_PublishedOnSuccess):
         if self.existing == REFUSE and gfile.exists(self.target):
             raise _exists_error(self.target)
         parent = self.target if self.existing == MERGE else posixpath.dirname(self.target)
-        self._upload = _temporary_name(parent, posixpath.basename(self.target), posixpath.join)
+        self._upload = temporary_name(parent, posixpath.basename(self.target), posixpath.join)
         files = []
         for directory, _, names in os.walk(self.path):
             relative = os.path.relpath(directory, self.path)
@@ -536,7 +372,7 @@ class AtomicDirectory(_PublishedOnSuccess):
         if self._done:
             return
         self._done = True
-        _STAGED_PATHS.remove(self.path)
+        STAGED_PATHS.remove(self.path)
         try:
             if self._remote:
                 shutil.rmtree(self.path, ignore_errors=True)

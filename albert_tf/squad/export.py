@@ -20,11 +20,12 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.export.layout import TASK_SAVED_MODEL_DIR
 from albert_tf.export.serving_artifacts import task_tflite_entry, write_task_serving_artifacts
 from albert_tf.export.staging import replaced_directory
 from albert_tf.export.tflite import TFLITE_FILE, token_function, write_tflite
 
-SAVED_MODEL_DIR = "saved_model"
+SAVED_MODEL_DIR = TASK_SAVED_MODEL_DIR  # the old name (layout.py says it)
 SQUAD_OUTPUTS = ("start_logits", "end_logits")
 
 

@@ -7,6 +7,7 @@ import os
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 keras_hub = pytest.importorskip("keras_hub")  # a test-only dependency (requirements-dev)
 
@@ -256,3 +257,49 @@ def test_export_checkpoints_writes_the_presets_encoder(presets, tmp_path):
     np.testing.assert_allclose(model(values)["pooled_output"],
                                task.backbone(keras_hub_inputs(values))["pooled_output"],
                                atol=TOLERANCE)
+
+
+def test_a_preset_on_a_bucket_reads_as_the_local_one(presets, tmp_path):
+    """A preset under ram:// (TensorFlow's in-memory file system, standing in for gs://):
+    same kind, config and logits as the local directory; `convert --to=keras_hub` writes one
+    there that keras-hub's own loader reads back from a local copy."""
+    root, task = presets
+    remote = "ram://keras_hub_bucket/classifier"
+    copy_tree_up(str(root / "classifier"), remote)
+    assert checkpoints.checkpoint_kind(remote) == "keras_hub"
+    config = checkpoints.read_keras_hub_preset(remote).config
+    model = build_model("classification", config, 3)
+    values = inputs()
+    model(values)
+    report = checkpoints.load_checkpoint(model, remote)
+    assert not report.missing and not report.unused
+    np.testing.assert_allclose(model(values)["logits"],
+                               np.asarray(task(keras_hub_inputs(values))), atol=TOLERANCE)
+    written = convert_checkpoint(remote, "ram://keras_hub_bucket/out", "keras_hub")
+    assert written.output == "ram://keras_hub_bucket/out"
+    local = tmp_path / "back"
+    copy_tree_down(written.output, str(local))
+    backbone = keras_hub.models.AlbertBackbone.from_preset(str(local))
+    np.testing.assert_allclose(masked(backbone(keras_hub_inputs(values))["sequence_output"], values),
+                               masked(task.backbone(keras_hub_inputs(values))["sequence_output"],
+                                      values), atol=TOLERANCE)
+
+
+def copy_tree_up(local: str, remote: str) -> None:
+    for directory, _, names in os.walk(local):
+        relative = os.path.relpath(directory, local)
+        target = remote if relative == "." else f"{remote}/{relative}"
+        tf.io.gfile.makedirs(target)
+        for name in names:
+            tf.io.gfile.copy(os.path.join(directory, name), f"{target}/{name}", overwrite=True)
+
+
+def copy_tree_down(remote: str, local: str) -> None:
+    os.makedirs(local, exist_ok=True)
+    for name in tf.io.gfile.listdir(remote):
+        name = name.rstrip("/")
+        source = f"{remote}/{name}"
+        if tf.io.gfile.isdir(source):
+            copy_tree_down(source, os.path.join(local, name))
+        else:
+            tf.io.gfile.copy(source, os.path.join(local, name), overwrite=True)

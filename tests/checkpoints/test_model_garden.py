@@ -279,3 +279,28 @@ def test_bad_inputs_are_one_line_and_exit_1(garden, tmp_path, capsys):
             url, str(tmp_path / "never"), "hf"))
         assert line.startswith(f"convert: error: {url}: a hub URL") and "unpacked" in line
     assert not out.exists() and not (tmp_path / "never").exists()
+
+
+def test_an_export_on_a_bucket_reads_as_the_local_one(garden):
+    """The with-MLM export under ram:// (TensorFlow's in-memory file system, standing in for
+    gs://): same kind, inferred config, tokenizer and outputs as the local directory."""
+    remote = "ram://model_garden_bucket/albert_en_tiny_mlm"
+    for directory, _, names in os.walk(garden.hub_mlm):
+        relative = os.path.relpath(directory, garden.hub_mlm)
+        target = remote if relative == "." else f"{remote}/{relative}"
+        tf.io.gfile.makedirs(target)
+        for name in names:
+            tf.io.gfile.copy(os.path.join(directory, name), f"{target}/{name}", overwrite=True)
+    assert checkpoints.checkpoint_kind(remote) == "model_garden"
+    source = checkpoints.read_model_garden(remote)
+    assert source.spm_model_file.startswith(remote)
+    with tf.io.gfile.GFile(source.spm_model_file, "rb") as f:
+        assert f.read() == open(garden.spm_model, "rb").read()
+    config = checkpoints.model_garden_config(remote)
+    assert {k: getattr(config, k) for k in INFERRED} == {
+        k: getattr(garden.config, k) for k in INFERRED}
+    model = AlbertPretrainer(config)
+    model(garden.inputs)
+    report = checkpoints.load_checkpoint(model, remote, allow_missing=["sop_head"])
+    assert (report.kind, len(report.restored), report.unused) == ("model_garden", 30, [])
+    assert_encoder_matches(model.encoder(encoder_feeds(garden.inputs)), garden.want_mlm)

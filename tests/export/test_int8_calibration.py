@@ -227,3 +227,18 @@ def test_auto_int8_choice_per_cpu_profile(int8_export, cpuinfo, profile, batch):
     held = {"openvino", "tflite"}
     want = next(name for name in AUTO_RULE[profile]["int8"][batch] if name in held)
     assert (chosen, precision) == (want, "int8")
+
+
+def test_auto_takes_a_fixed_length_file_only_where_seq_length_fits(int8_export):
+    """A TFLite file shorter than the export's maximum: auto passes over it unless the caller
+    says its inputs fit (`seq_length`), as an encoder export's 128-token file against its
+    512-token maximum (issue 42: auto never took our fastest int8 file)."""
+    artifact = Artifact(int8_export[0], cpu_flags=hardware.cpu_flags(cpuinfo_texts.AMD_AVX2))
+    artifact.tflite, artifact.tflite_quantization = "albert_encoder.tflite", "dynamic_int8"
+    artifact.tflite_seq_length = artifact.max_seq_length // 2
+    assert AUTO_RULE[hardware.PROFILE_AVX2]["int8"][1][0] == "tflite"
+    assert auto_backend(artifact, "int8", 1, hardware.PROFILE_AVX2)[0] == "openvino"
+    fits = artifact.tflite_seq_length
+    assert auto_backend(artifact, "int8", 1, hardware.PROFILE_AVX2, seq_length=fits)[0] == "tflite"
+    assert auto_backend(artifact, "int8", 1, hardware.PROFILE_AVX2,
+                        seq_length=fits + 1)[0] == "openvino"

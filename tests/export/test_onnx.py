@@ -127,7 +127,7 @@ def test_auto_picks_onnxruntime_for_onnx_files_and_int8_and_says_so(exported, ca
                                                "onnxruntime package"):
         auto_backend(Artifact(path), precision="int8")
     with pytest.raises(ServingLoadError, match="'tensorflow' runs fp32, bf16, not 'int8'; int8 "
-                                               "runs on tflite, onnxruntime"):
+                                               "runs on tflite, openvino, onnxruntime"):
         load_serving(path, backend="tensorflow", precision="int8")
 
 

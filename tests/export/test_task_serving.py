@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from albert_tf.runtime import hardware
 from albert_tf.export import load_serving
+from albert_tf.export.layout import MANIFEST, SERVING_DIR, TASK_SAVED_MODEL_DIR
 from albert_tf.export.serving import installed
 from albert_tf.export.tflite import TFLITE_FILE
 from albert_tf.glue.export import CLASSIFIER_OUTPUTS, export_classifier
@@ -109,8 +110,7 @@ def test_squad_export_equals_the_keras_model_on_every_engine(squad_export, engin
 def test_the_original_signature_and_tflite_file_are_kept_beside_the_new_artifacts(
         classifier_export, squad_export):
     path, model = classifier_export
-    expected = {"saved_model.pb", "variables", TFLITE_FILE, "serving", "serving.json"}
-    assert expected <= set(os.listdir(path))
+    assert not {"saved_model.pb", "variables"} & set(os.listdir(path))  # under saved_model/
     with open(os.path.join(path, "serving.json")) as f:
         manifest = json.load(f)
     assert manifest["task"] == "classifier" and manifest["compute_dtype"] == "float32"
@@ -122,7 +122,8 @@ def test_the_original_signature_and_tflite_file_are_kept_beside_the_new_artifact
     assert ("openvino" in manifest) == installed("openvino")
     assert manifest.get("onnx") == ({"file": "onnx/albert_model.onnx"} if ONNX else None)
     # The original's serving input (serialized tf.Examples) and output names are unchanged.
-    signature = tf.saved_model.load(path).signatures["serving_default"]
+    signature = tf.saved_model.load(os.path.join(path, TASK_SAVED_MODEL_DIR)).signatures[
+        "serving_default"]
     assert list(signature.structured_input_signature[1]) == ["examples"]
     assert sorted(signature.structured_outputs) == ["predictions", "probabilities", "threshold"]
     # The serving graph: token inputs, the task's outputs, no variables, no `training`.
@@ -131,7 +132,9 @@ def test_the_original_signature_and_tflite_file_are_kept_beside_the_new_artifact
     assert sorted(serving.structured_input_signature[1]) == sorted(KEYS)
     assert sorted(serving.structured_outputs) == sorted(CLASSIFIER_OUTPUTS)
     squad_path, _ = squad_export
-    assert {"saved_model", TFLITE_FILE, "serving", "serving.json"} <= set(os.listdir(squad_path))
+    # One layout for both tasks (layout.py).
+    for export in (path, squad_path):
+        assert {TASK_SAVED_MODEL_DIR, TFLITE_FILE, SERVING_DIR, MANIFEST} <= set(os.listdir(export))
     # A task's albert_model.tflite loads on its own too (the original's input names mapped).
     lite = load_serving(os.path.join(path, TFLITE_FILE))
     inputs = _inputs(model.config, 2, 9)

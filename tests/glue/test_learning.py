@@ -21,6 +21,7 @@ import keras
 import pytest
 
 from albert_tf.corpus.glue_task import build_corpus_task
+from albert_tf.export.layout import task_saved_model
 from albert_tf.glue.runner import GlueRunOptions, run
 from tests.conftest import tiny_config
 from tests.training import processes
@@ -153,7 +154,7 @@ def test_dynamic_int8_tflite_keeps_the_dev_predictions(learning_run):
     serialized = [r.numpy() for r in tf.data.TFRecordDataset(
         cache_path(str(root / "cache"), "mrpc", "dev"))]
     assert len(serialized) == 400
-    serve = tf.saved_model.load(export).signatures["serving_default"]
+    serve = tf.saved_model.load(task_saved_model(export)).signatures["serving_default"]
     expected = serve(examples=tf.constant(serialized))["predictions"].numpy()
     spec = {name: tf.io.FixedLenFeature([SEQ], tf.int64)
             for name in ("input_ids", "input_mask", "segment_ids")}

@@ -16,6 +16,7 @@ from albert_tf import AlbertConfig
 from albert_tf.checkpoints import save_original_checkpoint
 from albert_tf.glue import GlueProcessor, get_task, read_submission
 from albert_tf.corpus.glue_task import build_corpus_task
+from albert_tf.export.layout import TASK_SAVED_MODEL_DIR
 from albert_tf.glue.runner import GlueRunOptions, run
 from albert_tf.models import AlbertPretrainer
 
@@ -95,7 +96,7 @@ def test_train_eval_predict(runs, glue_dir, task):
 
 def test_export_serves_the_best_checkpoint(runs):
     options, result = runs["mrpc"]
-    loaded = tf.saved_model.load(result.export_dir)
+    loaded = tf.saved_model.load(os.path.join(result.export_dir, TASK_SAVED_MODEL_DIR))
     serve = loaded.signatures["serving_default"]
     test_records = [os.path.join(options.output_dir, "mrpc_predict.tf_record")]
     serialized = tf.constant([r.numpy() for r in tf.data.TFRecordDataset(test_records)])
