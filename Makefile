@@ -39,7 +39,7 @@ install: $(RUNTIME_STAMP)
 install-dev: $(DEV_STAMP)
 
 # Two tiers. `make test`: ruff (the whole tree, under a second), then the fast tier: every
-# test not marked `slow` (pyproject.toml [tool.pytest.ini_options] markers), ≈8 min on 2 cores.
+# test not marked `slow` (pyproject.toml [tool.pytest.ini_options] markers).
 # `make test-all` (what CI's .ci/run calls): ruff, every test, then the oneDNN pass below.
 # Both run the test files in $(TEST_WORKERS) processes (pytest-xdist; a file's tests stay
 # together so its module fixtures are built once) and list the slowest tests at the end.
