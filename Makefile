@@ -52,7 +52,8 @@ test: $(DEV_STAMP)
 # TensorFlow turns oneDNN's custom ops on by default on Intel CPUs (most cloud machines): they
 # print a notice at start-up and change the order of float sums. TF_ENABLE_ONEDNN_OPTS=1 turns
 # them on on any x86 CPU, so the tests that read stderr (the logs, one-line errors for bad
-# input) and those that compare numbers with an independent reference run again with it.
+# input) and those that compare numbers with an independent reference run again with it
+# (their fast tests: the slow ones repeat a mechanism on more processes or steps).
 ONEDNN_TESTS := tests/test_quiet_startup.py tests/test_script_flags.py \
   tests/training/test_run_pretraining.py tests/training/test_sidecar_pretraining.py \
   tests/finetuning/test_preflight.py tests/data/test_record_checks.py \
@@ -63,7 +64,7 @@ test-all: $(DEV_STAMP)
 	$(PY) -m ruff check .
 	$(PYTEST) --durations=25 tests
 	for f in $(ONEDNN_TESTS); do test -f $$f || { echo "make test-all: $$f is gone; update ONEDNN_TESTS" >&2; exit 1; }; done
-	TF_ENABLE_ONEDNN_OPTS=1 $(PYTEST) $(ONEDNN_TESTS)
+	TF_ENABLE_ONEDNN_OPTS=1 $(PYTEST) -m "not slow" $(ONEDNN_TESTS)
 
 # The main job on the built-in corpus, one real command per step (see README "make demo").
 D := $(DEMO_DIR)

@@ -28,7 +28,7 @@ Beside the TF-Hub SavedModel, every encoder export holds the frozen serving grap
 `--tflite_quantization=none|dynamic_int8|float16` also `albert_encoder.tflite`, with
 `--openvino_ir` an OpenVINO IR, with `--onnx` our ONNX graph `onnx/albert_encoder.onnx` and its
 dynamic int8 `onnx/albert_encoder_int8.onnx` (`--onnx_quantization=none` for float32 only;
-needs pip install 'albert-tf[onnx]'). `albert_tf.export.load_serving(export_path)` runs any of
+needs pip install 'albert-tf[onnx]'). `albert_tf.serving.load_serving(export_path)` runs any of
 them (`backend="onnxruntime"`; `precision="int8"` for the int8 file).
 
 `--int8_calibration_file=FILE` (text lines or a TFRecord of input_ids/input_mask/segment_ids)

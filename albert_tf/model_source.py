@@ -29,7 +29,14 @@ one); a keras-hub preset as `--init_checkpoint` the same
 the config, the pre-flight check and the warm start share one parse of config.json and one
 read of the safetensors header.
 
+Which flag wins is decided in one place, `checkpoints.source_plan.plan_sources` (re-exported
+here; no TensorFlow, so the checks before a run name the same sources); `source_config` and
+`source_tokenizer` load what its plan says (`task_config` / `task_tokenizer`: the same from
+the flags' values).
+
 Example:
+    >>> plan = plan_sources(opts)                  # opts: a run's options (flags)
+    >>> config, tokenizer = source_config(plan), source_tokenizer(plan, opts.do_lower_case)
     >>> config = task_config(None, "exports/albert_tiny")
     >>> model_fn = task_model_fn(lambda config, encoder: AlbertMultipleChoice(config, 4,
     ...                          encoder=encoder), config, "exports/albert_tiny")
@@ -44,21 +51,19 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.runtime import paths
 from albert_tf.checkpoints.hf_config import config_disagreement
-from albert_tf.checkpoints.hf_files import spm_model_of
 from albert_tf.checkpoints.hf_source import open_hf_directory
-from albert_tf.checkpoints.keras_hub_files import SPM_ASSET, is_keras_hub_preset, preset_directory
-from albert_tf.checkpoints.kinds import is_hf_checkpoint
 from albert_tf.checkpoints.model_garden import model_garden_config, read_model_garden
 from albert_tf.checkpoints.model_garden_files import is_model_garden_export
 from albert_tf.checkpoints.tf1_hub import module_config, read_tf1_hub_module
 from albert_tf.checkpoints.tf1_hub_files import (MODULE_MARKER, is_hub_url, is_tf1_hub_module,
                                                  url_refusal)
 from albert_tf.config import AlbertConfig
-from albert_tf.export.encoder_export import CONFIG_ASSET
+from albert_tf.checkpoints.source_plan import HANDLE, INIT_CHECKPOINT, ModelSourcePlan
+from albert_tf.checkpoints.source_plan import plan_sources as plan_sources  # re-exported
+from albert_tf.checkpoints.tf1_hub_files import CONFIG_ASSET
 from albert_tf.export.layout import SAVED_MODEL_PB
-from albert_tf.export.loading import HubEncoder, export_spm_model, load_export_config
+from albert_tf.checkpoints.encoder_exports import HubEncoder, export_spm_model, load_export_config
 from albert_tf.runtime.flag_errors import checkpoint_error
 from albert_tf.models.encoder import AlbertEncoder
 from albert_tf.tokenization import FullTokenizer
@@ -117,31 +122,42 @@ def _tf1_module_config(albert_config_file: str | None, path: str, flag: str) -> 
 
 def task_config(albert_config_file: str | None, hub_handle: str | None,
                 init_checkpoint: str | None = None) -> AlbertConfig:
-    """The model's config: the export's asset when a handle is given (a TF1 Hub module's,
-    checked against the file), the config.json of an HF `init_checkpoint` directory or the
-    asset of a TF1 Hub module given as `init_checkpoint`, else the file."""
-    if hub_handle and hub_handle_kind(hub_handle) == "tf1_hub":
-        return _tf1_module_config(albert_config_file, hub_handle, "albert_hub_module_handle")
-    if hub_handle and hub_handle_kind(hub_handle) == "model_garden":
-        return _model_garden_config(albert_config_file, hub_handle, "albert_hub_module_handle")
-    if hub_handle:
-        config = load_export_config(hub_handle)
-        if albert_config_file:
+    """`source_config` of these flags."""
+    return source_config(ModelSourcePlan(albert_config_file=albert_config_file,
+                                         albert_hub_module_handle=hub_handle,
+                                         init_checkpoint=init_checkpoint))
+
+
+def source_config(plan: ModelSourcePlan) -> AlbertConfig:
+    """The model's config from where `plan` says: the handle's asset (a TF1 Hub module's,
+    checked against the file; a Model Garden export's, inferred), the config.json of an HF or
+    keras-hub `init_checkpoint` directory or the asset of a TF1 Hub module given as
+    `init_checkpoint` (checked against the file), else the file."""
+    file, kind = plan.albert_config_file, plan.checkpoint_kind
+    if plan.config_from == HANDLE:
+        handle = plan.albert_hub_module_handle
+        if hub_handle_kind(handle) == "tf1_hub":
+            return _tf1_module_config(file, handle, HANDLE)
+        if hub_handle_kind(handle) == "model_garden":
+            return _model_garden_config(file, handle, HANDLE)
+        config = load_export_config(handle)
+        if file:
             logging.info("Using the config stored in %s (ignoring --albert_config_file=%s)",
-                         hub_handle, albert_config_file)
+                         handle, file)
         return config
-    if is_hf_checkpoint(init_checkpoint):
-        return _hf_directory_config(albert_config_file, init_checkpoint)
-    if is_keras_hub_preset(init_checkpoint):
-        return _keras_hub_preset_config(albert_config_file, init_checkpoint)
-    if is_tf1_hub_module(init_checkpoint):
-        return _tf1_module_config(albert_config_file, init_checkpoint, "init_checkpoint")
-    if is_model_garden_export(init_checkpoint):
-        return _model_garden_config(albert_config_file, init_checkpoint, "init_checkpoint")
-    if not albert_config_file:
+    if plan.config_from == INIT_CHECKPOINT:
+        path = plan.init_checkpoint
+        if kind == "hf":
+            return _hf_directory_config(file, path)
+        if kind == "keras_hub":
+            return _keras_hub_preset_config(file, path)
+        if kind == "tf1_hub":
+            return _tf1_module_config(file, path, INIT_CHECKPOINT)
+        return _model_garden_config(file, path, INIT_CHECKPOINT)
+    if plan.config_from is None:
         raise ModelSourceError("albert_config_file is required unless albert_hub_module_handle "
                                "or a Hugging Face init_checkpoint directory is set")
-    return AlbertConfig.from_json_file(albert_config_file)
+    return AlbertConfig.from_json_file(file)
 
 
 def _hf_directory_config(albert_config_file: str | None, directory: str) -> AlbertConfig:
@@ -191,37 +207,35 @@ def _keras_hub_preset_config(albert_config_file: str | None, directory: str) -> 
 def task_tokenizer(vocab_file: str | None, spm_model_file: str | None, do_lower_case: bool,
                    hub_handle: str | None = None,
                    init_checkpoint: str | None = None) -> FullTokenizer:
-    """FullTokenizer from the flags; else the export's SentencePiece asset (a TF1 Hub module's
-    `tokenization_info`), or the `spiece.model` of an HF `init_checkpoint` directory."""
-    garden = (hub_handle if hub_handle and hub_handle_kind(hub_handle) == "model_garden"
-              else init_checkpoint if is_model_garden_export(init_checkpoint) else None)
-    if garden and not vocab_file and not spm_model_file:
-        return _model_garden_tokenizer(garden, do_lower_case, "albert_hub_module_handle"
-                                       if garden == hub_handle else "init_checkpoint")
-    if garden == hub_handle:
-        hub_handle = None  # an explicit vocabulary wins (Q21); the handle has no export asset
-    module = (hub_handle if hub_handle and hub_handle_kind(hub_handle) == "tf1_hub"
-              else init_checkpoint if is_tf1_hub_module(init_checkpoint) else None)
-    if module and not vocab_file and not spm_model_file:
-        return _tf1_module_tokenizer(module, do_lower_case,
-                                     "albert_hub_module_handle" if module == hub_handle
-                                     else "init_checkpoint")
-    if hub_handle and not module and not vocab_file:
-        spm_model_file = export_spm_model(hub_handle, spm_model_file)
-    if not spm_model_file and not vocab_file and is_hf_checkpoint(init_checkpoint):
-        spm_model_file = spm_model_of(init_checkpoint)
-        if spm_model_file:
-            logging.info("SentencePiece model from %s", spm_model_file)
-    if not spm_model_file and not vocab_file and is_keras_hub_preset(init_checkpoint):
-        preset_spm = os.path.join(preset_directory(init_checkpoint), SPM_ASSET)
-        if paths.isfile(preset_spm):  # keras-hub's tokenizer asset
-            spm_model_file = preset_spm
-            logging.info("SentencePiece model from %s", spm_model_file)
-    if not spm_model_file and not vocab_file:
+    """`source_tokenizer` of these flags."""
+    plan = ModelSourcePlan(albert_hub_module_handle=hub_handle, init_checkpoint=init_checkpoint,
+                           spm_model_file=spm_model_file, vocab_file=vocab_file)
+    return source_tokenizer(plan, do_lower_case)
+
+
+def source_tokenizer(plan: ModelSourcePlan, do_lower_case: bool) -> FullTokenizer:
+    """FullTokenizer from where `plan` says: the flags; else the handle's SentencePiece model
+    (an export's asset, a TF1 Hub module's `tokenization_info`, a Model Garden export's
+    `sp_model_file`); else the one `init_checkpoint` carries (the same for a module or a
+    Model Garden export, an HF directory's `spiece.model`, a keras-hub preset's)."""
+    if plan.tokenizer_from in (HANDLE, INIT_CHECKPOINT):
+        flag = plan.tokenizer_from
+        path = getattr(plan, flag)
+        kind = hub_handle_kind(path) if flag == HANDLE else plan.checkpoint_kind
+        if kind == "model_garden":
+            return _model_garden_tokenizer(path, do_lower_case, flag)
+        if kind == "tf1_hub":
+            return _tf1_module_tokenizer(path, do_lower_case, flag)
+        spm_model = (export_spm_model(path, None) if flag == HANDLE
+                     else plan.carried_spm_model)
+        if flag == INIT_CHECKPOINT:
+            logging.info("SentencePiece model from %s", spm_model)
+        return FullTokenizer(None, do_lower_case, spm_model)
+    if plan.tokenizer_from is None:
         raise ModelSourceError("spm_model_file (SentencePiece) or vocab_file (WordPiece) is "
                                "required (an HF init_checkpoint directory may hold spiece.model, "
                                "a keras-hub preset assets/tokenizer/vocabulary.spm)")
-    return FullTokenizer(vocab_file, do_lower_case, spm_model_file)
+    return FullTokenizer(plan.vocab_file, do_lower_case, plan.spm_model_file)
 
 
 def _model_garden_config(albert_config_file: str | None, path: str, flag: str) -> AlbertConfig:

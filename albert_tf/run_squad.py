@@ -16,7 +16,7 @@ The original's run_squad_v1 / run_squad_v2 flags and defaults (faithfulness §9.
 Writes predictions.json, nbest_predictions.json, null_odds.json (v2) and eval_results.txt
 (official-script metrics) in --output_dir; v1's --export_dir writes saved_model/,
 albert_model.tflite, the frozen serving graph serving/ (bfloat16 under --dtype=bfloat16) and
-serving.json there: albert_tf.export.load_serving(export_dir) runs them. Bad input stops the run with one line and a
+serving.json there: albert_tf.serving.load_serving(export_dir) runs them. Bad input stops the run with one line and a
 non-zero exit; skipped questions are counted and listed at the end.
 """
 

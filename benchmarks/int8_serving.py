@@ -5,7 +5,9 @@ The peer is what optimum-intel's OVQuantizer runs: `openvino.convert_model(Alber
 `nncf.quantize(model, dataset, model_type=TRANSFORMER)`. Ours is the export's
 `--int8_calibration_file` artifact (`export_encoder(..., int8_calibration=...)`: NNCF with the
 same settings on our OpenVINO IR), loaded by `load_serving(precision="int8")`. Beside them,
-for scale: OpenVINO f32/bf16 of our IR, our dynamic-range int8 TFLite file and ONNX file.
+for scale: OpenVINO f32/bf16 of our IR, our dynamic-range int8 TFLite file and ONNX file, and
+ONNX Runtime's static int8 (QDQ, `quantize_static`) of our ONNX graph calibrated on the same
+sequences (benchmarks/ort_static_int8.py, its settings there).
 
 Calibration: `--int8_calibration` sequences (pairs, 40–128 tokens, Zipf-distributed ids as
 text has them; the benchmark's model has random weights and no tokenizer); the pooled-output
@@ -99,17 +101,30 @@ def our_int8_export(workdir: str, hf_dir: str, calibration: list[Feed], seq: int
     return path
 
 
+def _ort_static_int8(workdir: str, hf_dir: str, calibration: list[Feed], threads: int
+                     ) -> Callable[[Feed], np.ndarray]:
+    """ONNX Runtime static QDQ int8 of our ONNX graph (benchmarks/ort_static_int8.py)."""
+    try:
+        from benchmarks.ort_static_int8 import ort_runner, qdq_from_hf
+    except ImportError:  # benchmarks/ itself on sys.path (the scripts, the tests)
+        from ort_static_int8 import ort_runner, qdq_from_hf
+    path = qdq_from_hf(workdir, hf_dir, calibration)
+    print(f"  ONNX Runtime static int8 → {path}", flush=True)
+    return ort_runner(path, threads)
+
+
 def compare(workdir: str, hf_dir: str, model, threads: int, rounds: int,
             configs: list[tuple[int, int]], calibration_count: int) -> None:
     """Prepares both sides, measures them interleaved and prints the table and ratios."""
     import torch
 
-    from albert_tf.export.serving import load_serving
+    from albert_tf.serving import load_serving
 
     calibration = text_like(calibration_count, seed=0)
     evaluation = text_like(16, seed=1, low=128, high=128)
     start = time.perf_counter()
     ours_path = our_int8_export(workdir, hf_dir, calibration, 128)
+    ort_qdq = _ort_static_int8(workdir, hf_dir, calibration, threads)
     peer = nncf_on_hf(model, calibration, threads)
     print(f"int8 artifacts ready in {time.perf_counter() - start:.0f} s", flush=True)
 
@@ -130,6 +145,7 @@ def compare(workdir: str, hf_dir: str, model, threads: int, rounds: int,
         # What a user serving up to 128 tokens gets: auto may take the fixed-length file.
         "ours: load_serving(precision='int8', seq_length=128) (auto, 128 tokens)":
             ours("auto", "int8", seq_length=128),
+        "ours: ONNX Runtime static int8 (QDQ, MinMax) of our ONNX graph": ort_qdq,
     }
     fixed_length = ("TFLite dynamic int8", "(auto, 128 tokens)")
     # Pooled error vs PyTorch fp32, on the held-out sequences (one call each, batch 1).

@@ -6,7 +6,7 @@ saved locally; ours is converted from that directory by the export code (`export
 `python -m albert_tf.export_tfhub --checkpoint=<HF dir>` runs), the peers read an ONNX graph
 exported from the same HF model by `torch.onnx.export` on eager attention. Nothing downloads.
 
-Ours (albert_tf.export.load_serving unless noted):
+Ours (albert_tf.serving.load_serving unless noted):
   * SavedModel fp32 / bf16, TensorFlow, TF-Hub `serving_default` (variables, every layer's
     outputs) — the export as it was before the serving graph;
   * serving/ fp32 / bf16 (frozen serving graph), TensorFlow, plain graph and XLA;
@@ -85,7 +85,7 @@ tf.config.threading.set_intra_op_parallelism_threads(ARGS.threads)
 tf.config.threading.set_inter_op_parallelism_threads(1)
 
 from albert_tf.runtime import hardware  # noqa: E402
-from albert_tf.export.serving import installed, load_serving  # noqa: E402
+from albert_tf.serving import installed, load_serving  # noqa: E402
 
 
 # --- set-up ------------------------------------------------------------------------------------

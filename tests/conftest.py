@@ -40,3 +40,13 @@ def random_inputs(config: AlbertConfig, batch: int = 3, seq: int = 12, num_maske
 @pytest.fixture
 def config() -> AlbertConfig:
     return tiny_config()
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Marks the single tests of `tests/slow_tests.py` `slow` (the slow tier, `make test-all`;
+    tests/test_tiers.py checks that every key names a test)."""
+    from tests.slow_tests import SLOW_TESTS
+
+    for item in items:
+        if any(item.nodeid == key or item.nodeid.startswith(key + "[") for key in SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)

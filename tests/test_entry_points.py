@@ -19,8 +19,8 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[1]
 MAX_OWN_LINES = 60
 LIBRARY_MODULES = {"__init__", "atomic_files", "cli", "config", "flag_errors", "hardware",
-                   "lazy_names", "model_source", "options", "quiet_startup", "stderr_filter",
-                   "tokenization"}
+                   "lazy_names", "model_source", "options", "quiet_startup",
+                   "stderr_filter", "tokenization"}
 
 
 def _main_blocks(tree: ast.Module) -> list[ast.If]:

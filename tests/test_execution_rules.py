@@ -116,3 +116,11 @@ def test_frozen_weights_follow_the_cpuinfo_profile(monkeypatch):
     assert freeze_for_prediction("bfloat16", 1000)
     monkeypatch.setattr(hardware, "_this_cpuinfo", lambda: AMD_AVX2)
     assert not freeze_for_prediction("bfloat16", 1000)
+
+
+def test_a_tool_starts_with_the_profiles_choices_and_keeps_the_users():
+    environ: dict[str, str] = {}
+    assert execution_rules.start_tool(environ, hardware.PROFILE_AVX2) == {ONEDNN_ENV: "1"}
+    assert environ == {ONEDNN_ENV: "1"}
+    assert execution_rules.start_tool({ONEDNN_ENV: "0"}, hardware.PROFILE_AVX2) == {}
+    assert execution_rules.start_tool({}, hardware.PROFILE_ARM) == {}

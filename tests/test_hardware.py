@@ -31,7 +31,7 @@ def test_warning_only_for_bfloat16_on_a_cpu_without_units(monkeypatch, caplog):
 
 
 def test_cpu_profiles_and_units_from_cpuinfo_text():
-    """The serving table's profiles (export/auto_rule.py) from mocked /proc/cpuinfo text."""
+    """The serving table's profiles (serving/auto_rule.py) from mocked /proc/cpuinfo text."""
     cases = ((AMD_AVX2, "x86_64", hardware.PROFILE_AVX2, False, False),
              (AVX512_VNNI, "x86_64", hardware.PROFILE_AVX512, False, True),
              (XEON_SPR, "x86_64", hardware.PROFILE_AMX, True, False),

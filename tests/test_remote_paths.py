@@ -104,7 +104,7 @@ def test_the_main_job_writes_every_output_on_the_bucket(job):
 
 
 def test_the_bucket_export_serves_and_converts(job):
-    from albert_tf.export import load_serving
+    from albert_tf.serving import load_serving
 
     remote, _ = job
     ids = np.array([[2, 10, 11, 3, 0, 0, 0, 0]], np.int32)

@@ -67,7 +67,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("data/sentencepiece.py", "train_sentencepiece"):
         "spm_train's local input/output: a scratch file, or a local --model_prefix only",
     ("export/assets.py", "asset_copy"): SCRATCH,
-    ("export/manifest.py", "write_manifest"): STAGING,
+    ("serving/manifest.py", "write_manifest"): STAGING,
     ("export/serving_artifacts.py", "write_encoder_tflite"): STAGING,
     ("export/serving_artifacts.py", "write_openvino_ir"): STAGING,
     ("export/onnx_artifacts.py", "write_onnx_artifacts"): STAGING,

@@ -1,8 +1,8 @@
 """Session fixtures: the built-in corpus and a ~1000-piece SentencePiece model, built once.
 
 Import the fixtures into a test module (`from tests.text_assets import text_assets  # noqa: F401`).
-Files are cached in one directory of the pytest run, so modules importing the fixture share
-them and the corpus + model are built once per session (~7 s on 2 cores).
+Files are cached in one directory of the pytest run, shared by pytest-xdist's worker processes
+under a file lock, so the corpus + model are built once per run (~7-11 s on 2 cores).
 """
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from filelock import FileLock
 
 from albert_tf.corpus import tiny_assets
+from tests.run_once import run_directory
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,9 +24,10 @@ class TextAssets:
 
 @pytest.fixture(scope="session")
 def text_assets(tmp_path_factory: pytest.TempPathFactory) -> TextAssets:
-    directory = tmp_path_factory.getbasetemp() / "albert_text_assets"
-    directory.mkdir(exist_ok=True)
-    corpus, model = tiny_assets(str(directory), vocab_size=1000)
+    directory = run_directory(tmp_path_factory) / "albert_text_assets"
+    with FileLock(f"{directory}.lock"):
+        directory.mkdir(exist_ok=True)
+        corpus, model = tiny_assets(str(directory), vocab_size=1000)
     return TextAssets(corpus, model)
 
 

@@ -15,6 +15,9 @@
 * `model_garden` — TF Model Garden's ALBERT: TF2 Hub encoder exports ("model_garden") and
   object checkpoints ("model_garden_checkpoint"): `read_model_garden`, `model_garden_config`,
   `load_model_garden` (mapped onto the original's names, `model_garden_names`).
+* `encoder_exports` — our own encoder exports (`export_tfhub`) read back to fine-tune:
+  `load_keras_encoder` (into `AlbertEncoder`), `HubEncoder` (the SavedModel in place),
+  `is_encoder_export`, `load_export_config`.
 * `kinds` — the one "what kind is this path" rule: `checkpoint_kind`, `is_hf_checkpoint`.
 * `loading` — `load_checkpoint` / `validate_checkpoint` dispatch on the kind;
   `warm_starting.warm_start` — the one warm start every task and export calls.
@@ -34,6 +37,8 @@ _EXPORTS = {
     "save_keras_hub_preset": "keras_hub", "is_keras_hub_preset": "keras_hub_files",
     "spm_model_of": "hf_files",
     "HF_CLASSES": "hf_names", "HF_NAME_TABLE": "hf_names",
+    "HubEncoder": "encoder_exports", "is_encoder_export": "encoder_exports",
+    "load_export_config": "encoder_exports", "load_keras_encoder": "encoder_exports",
     "KINDS": "kinds", "KIND_NAMES": "kinds", "checkpoint_kind": "kinds",
     "is_hf_checkpoint": "kinds", "is_original_checkpoint": "kinds",
     "load_checkpoint": "loading", "named_variables": "loading", "validate_checkpoint": "loading",

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import dataclasses
 
+from albert_tf.checkpoints.encoder_export_files import EXPORT_DTYPE_POLICIES, EXPORT_DTYPES
 from albert_tf.runtime.options import option
-from albert_tf.training.choices import DTYPE_POLICIES
 
 # --tflite_quantization of the TFLite files (run_classifier/run_squad --export_dir,
 # export_tfhub): float32 weights (the original's), int8 weights with dynamic-range int8
 # matmuls, float16 weights.
 TFLITE_QUANTIZATIONS = ("none", "dynamic_int8", "float16")
-# export_tfhub --dtype → the Keras dtype policy the encoder is built with (mixed precision:
-# bfloat16 compute, float32 variables): the training --dtype's table, without float16.
-EXPORT_DTYPE_POLICIES = {name: DTYPE_POLICIES[name] for name in ("float32", "bfloat16")}
-EXPORT_DTYPES = tuple(EXPORT_DTYPE_POLICIES)
+# export_tfhub --dtype (EXPORT_DTYPES) → the Keras dtype policy the encoder is built with:
+# said where an export is read back (checkpoints/encoder_export_files.py), a floor below.
+__all__ = ["EXPORT_DTYPES", "EXPORT_DTYPE_POLICIES", "TFLITE_QUANTIZATIONS", "ServingFileOptions"]
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -34,7 +33,7 @@ class ServingFileOptions:
         choices=TFLITE_QUANTIZATIONS)
     openvino_ir: bool = option(
         False, "Also write the OpenVINO IR (openvino/*.xml + .bin) of the frozen serving graph, "
-               "float32 weights, for albert_tf.export.load_serving(backend='openvino'); needs "
+               "float32 weights, for albert_tf.serving.load_serving(backend='openvino'); needs "
                "pip install 'albert-tf[openvino]'.")
     onnx: bool = option(
         False, "Also write the ONNX file of the export for ONNX Runtime (needs pip install "

@@ -22,11 +22,10 @@ from typing import Any
 
 import tensorflow as tf
 
+from albert_tf.checkpoints.tf1_hub_files import CONFIG_ASSET  # the original's asset name
 from albert_tf.export.assets import asset_copy
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 from albert_tf.models.pretrainer import AlbertPretrainer
-
-CONFIG_ASSET = "albert_config.json"
 
 
 def input_signature(extra: tuple[str, ...] = ()) -> dict[str, tf.TensorSpec]:

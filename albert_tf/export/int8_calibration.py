@@ -28,10 +28,10 @@ from typing import Any, Sequence
 import numpy as np
 from absl import logging
 
-from albert_tf.runtime import paths
 from albert_tf.export.calibration_data import Sample, split_held_out
 from albert_tf.export.layout import OPENVINO_DIR, OPENVINO_INT8_FILE, OPENVINO_TASK_INT8_FILE  # noqa: F401
 from albert_tf.models.encoder import INPUT_NAMES
+from albert_tf.serving.file_precision import INT8_IR_MARKERS, ir_is_int8  # noqa: F401  (public here)
 
 # A random-weight tiny model (no trained margins: the hardest case) lands at 0.12–0.17 on text
 # it was not calibrated on; a fine-tuned classifier well under it (tests/export/
@@ -40,18 +40,10 @@ INT8_RELATIVE_BOUND = 0.25
 INT8_MIN_AGREEMENT = 0.99
 # Outputs whose argmax is the task's answer (a classifier's class, SQuAD's start/end token).
 ARGMAX_OUTPUTS = ("logits", "start_logits", "end_logits")
-# What OpenVINO's IR holds once quantized (a bare .xml is int8 when its text has one of them).
-INT8_IR_MARKERS = (b'type="FakeQuantize"', b'element_type="i8"', b'element_type="u8"')
 
 
 class Int8ExportError(RuntimeError):
     """The int8 artifact could not be made (a missing package; one line)."""
-
-
-def ir_is_int8(xml: str) -> bool:
-    """Whether an OpenVINO IR holds int8 (quantized) ops, from its own text."""
-    text = paths.read_bytes(xml)
-    return any(marker in text for marker in INT8_IR_MARKERS)
 
 
 def _feed(model: Any, sample: Sample) -> dict[str, np.ndarray]:

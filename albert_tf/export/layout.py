@@ -4,7 +4,7 @@ checks that no other module spells one of them).
 An encoder export (export_tfhub --export_path=DIR):
     DIR/saved_model.pb, variables/, assets/    the TF-Hub SavedModel (the original's layout)
     DIR/serving/                                the frozen serving SavedModel
-    DIR/serving.json                            what the export holds (manifest.py)
+    DIR/serving.json                            what the export holds (serving/manifest.py)
     DIR/albert_encoder.tflite                   --tflite_quantization
     DIR/openvino/albert_encoder{,_int8}.xml     --openvino_ir, --int8_calibration_file
     DIR/onnx/albert_encoder{,_int8,_int8_vnni}.onnx   --onnx (--onnx_quantization)
@@ -14,7 +14,10 @@ DIR/saved_model/ (GLUE exports before this release wrote it at DIR itself:
 `task_saved_model` reads both), DIR/albert_model.tflite, DIR/serving/, DIR/serving.json,
 DIR/openvino/albert_model{,_int8}.xml, DIR/onnx/albert_model.onnx.
 
-Standard library only: the manifest reader and the loader import it before any engine starts.
+The names a server reads are said on floors below the writers and listed here with the others:
+serving.json and serving/ in albert_tf/serving/layout.py, saved_model.pb in
+albert_tf/checkpoints/tf1_hub_files.py.
+Standard library only: the writers' option checks import it before TensorFlow.
 """
 
 from __future__ import annotations
@@ -23,9 +26,8 @@ import os
 
 from albert_tf.checkpoints.tf1_hub_files import SAVED_MODEL_FILE
 from albert_tf.runtime import paths
+from albert_tf.serving.layout import MANIFEST, SERVING_DIR  # noqa: F401  (the reader's names)
 
-MANIFEST = "serving.json"
-SERVING_DIR = "serving"             # the frozen serving SavedModel inside every export
 SAVED_MODEL_PB = SAVED_MODEL_FILE   # what makes a directory a SavedModel (said where the
                                     # checkpoint readers, a floor below, need it too)
 TASK_SAVED_MODEL_DIR = "saved_model"  # a task export's own SavedModel (the original's signature)

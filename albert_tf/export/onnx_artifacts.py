@@ -42,11 +42,12 @@ from albert_tf.runtime import hardware
 
 from albert_tf.export.layout import (ONNX_DIR, ONNX_FILE, ONNX_FUSED_TEMP_FILE,
                                      ONNX_INT8_FILE, ONNX_INT8_VNNI_FILE, TASK_ONNX_FILE)
-from albert_tf.export.manifest import Manifest, read_manifest, write_manifest
+from albert_tf.serving.manifest import Manifest, read_manifest, write_manifest
 from albert_tf.export.onnx_graph import OUTPUT_NAMES, OnnxBuildError, build_onnx_encoder
 from albert_tf.export.parity import FLOAT32_TOLERANCE, max_difference, model_tolerance
 from albert_tf.export.serving_graph import check_inputs
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
+from albert_tf.serving.runtimes import session
 
 ONNX_QUANTIZATIONS = ("none", "dynamic_int8")
 FLOAT_TOLERANCE = FLOAT32_TOLERANCE  # max |ONNX Runtime − Keras|, float32 (parity.py)
@@ -74,22 +75,6 @@ def _require_packages(what: str) -> None:
     except ImportError:
         raise OnnxExportError(f"{what} needs the onnx and onnxruntime packages "
                               "(pip install 'albert-tf[onnx]')") from None
-
-
-def session(path_or_bytes: str | bytes, num_threads: int | None = None, optimization: str = "all"
-            ) -> Any:
-    """An ONNX Runtime CPU session; `optimization` "all" (ORT's full graph rewrites) or
-    "basic"."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.graph_optimization_level = {
-        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
-        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC}[optimization]
-    if num_threads:
-        options.intra_op_num_threads = int(num_threads)
-        options.inter_op_num_threads = 1
-    return ort.InferenceSession(path_or_bytes, options, providers=["CPUExecutionProvider"])
 
 
 def quantize_int8(source: str, destination: str, num_heads: int, hidden_size: int,

@@ -9,7 +9,7 @@ Inside an encoder export directory (`export_tfhub --export_path`):
 
 The TFLite and OpenVINO files are converted from a float32 copy of the weights whatever the
 export's dtype: TFLite quantizes by its own converter, and OpenVINO picks its inference
-precision when it compiles (bf16 on CPUs with bf16 units when asked, see serving.py). The
+precision when it compiles (bf16 on CPUs with bf16 units when asked, see albert_tf/serving/engines.py). The
 TFLite file has a dynamic batch and a fixed sequence length (`tflite_seq_length`; TFLite's
 builtin ops cannot expand the attention mask of an unknown length); the loader pads shorter
 inputs with masked positions, which leaves the outputs of real tokens unchanged.
@@ -32,7 +32,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.export import tflite
-from albert_tf.export.manifest import MANIFEST, Manifest, read_manifest, write_manifest
+from albert_tf.serving.manifest import MANIFEST, Manifest, read_manifest, write_manifest
 from albert_tf.export.parity import (BF16_RELATIVE_TOLERANCE, CONVERTED_FILE_TOLERANCE,  # noqa: F401
                                      FLOAT32_TOLERANCE, max_difference, model_tolerance)
 from albert_tf.export.serving_graph import (ORIGINAL_INPUT_NAMES, SERVING_DIR, SERVING_OUTPUTS,

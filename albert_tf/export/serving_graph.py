@@ -32,12 +32,12 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.export.encoder_export import CONFIG_ASSET
 from albert_tf.export.layout import SERVING_DIR  # noqa: F401  (its public name here)
-from albert_tf.export.manifest import ENCODER_OUTPUTS, Manifest
+from albert_tf.serving.layout import CONFIG_ASSET, config_asset_path  # noqa: F401  (public here)
+from albert_tf.serving.manifest import ENCODER_OUTPUTS, Manifest
 from albert_tf.models.encoder import FEATURE_TO_INPUT, INPUT_NAMES, AlbertEncoder
 from albert_tf.models.precision import float32_copy  # noqa: F401  (its public name here)
-from albert_tf.training.frozen_weights import frozen_function
+from albert_tf.models.frozen_weights import frozen_function
 
 SERVING_OUTPUTS = ENCODER_OUTPUTS
 # A task export's TFLite file takes the original's input names (tflite.py) → ours, INPUT_NAMES.
@@ -126,11 +126,6 @@ def save_serving_model(encoder: AlbertEncoder, path: str,
         module.albert_config_file = tf.saved_model.Asset(config_file)
         tf.saved_model.save(module, os.fspath(path), signatures={"serving_default": module.serve})
     return os.fspath(path)
-
-
-def config_asset_path(saved_model_dir: str) -> str:
-    """Where a SavedModel written here keeps its albert_config.json."""
-    return os.path.join(os.fspath(saved_model_dir), "assets", CONFIG_ASSET)
 
 
 def describe(encoder: AlbertEncoder) -> Manifest:

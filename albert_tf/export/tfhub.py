@@ -31,8 +31,8 @@ from albert_tf.export.onnx_artifacts import write_onnx_artifacts
 from albert_tf.export.parity import (BF16_RELATIVE_TOLERANCE, FLOAT32_TOLERANCE, max_difference,
                                      model_tolerance)
 from albert_tf.export.preprocessing import save_preprocessing_export
-from albert_tf.export.engines import ENGINES
-from albert_tf.export.serving import Artifact
+from albert_tf.serving.engines import ENGINES
+from albert_tf.serving.artifact import Artifact
 from albert_tf.export.serving_artifacts import write_serving_artifacts
 from albert_tf.runtime.flag_errors import checkpoint_errors
 from albert_tf.models import AlbertPretrainer

@@ -14,13 +14,7 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-import tempfile
-import threading
-import warnings
-from typing import Any, Callable, Iterator, Mapping
+from typing import Callable, Mapping
 
 import keras
 import numpy as np
@@ -31,7 +25,8 @@ from albert_tf.runtime.atomic_files import atomic_file
 from albert_tf.export.choices import TFLITE_QUANTIZATIONS
 from albert_tf.export.layout import TFLITE_FILE  # noqa: F401  (its public name here)
 from albert_tf.models.encoder import FEATURE_TO_INPUT
-from albert_tf.training.frozen_weights import frozen_function
+from albert_tf.models.frozen_weights import frozen_function
+from albert_tf.serving.runtimes import signature_runner
 
 # The original's export input names (its records' names), in order: int32 [1, S].
 TFLITE_INPUTS = tuple(FEATURE_TO_INPUT)
@@ -96,60 +91,6 @@ def convert(fn: tf.types.experimental.GenericFunction, quantization: str) -> byt
     except Exception as error:  # the converter raises several types, with long messages
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise TFLiteExportError(f"TFLite conversion ({quantization}) failed: {first}") from error
-
-
-_FIRST_INTERPRETER = threading.Lock()
-_made_one = False
-
-
-@contextlib.contextmanager
-def _without_native_info_lines() -> Iterator[None]:
-    """Drops the `INFO: …` lines TFLite's C++ logger writes to fd 2 (`Created TensorFlow Lite
-    XNNPACK delegate for CPU.`, once per process; no API turns it off) and passes every other
-    byte written meanwhile on to the real stderr."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as capture:
-        os.dup2(capture.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            capture.seek(0)
-            kept = [line for line in capture.read().splitlines(keepends=True)
-                    if not line.startswith(b"INFO: ")]
-            if kept:
-                os.write(2, b"".join(kept))
-
-
-def _interpreter_class() -> Any:
-    """LiteRT's interpreter (`ai-edge-litert`), else TensorFlow's deprecated tf.lite one."""
-    try:
-        from ai_edge_litert.interpreter import Interpreter
-    except ImportError:
-        return tf.lite.Interpreter
-    return Interpreter
-
-
-def signature_runner(model_content: bytes, num_threads: int | None = None
-                     ) -> Callable[..., dict[str, np.ndarray]]:
-    """The flatbuffer's serving signature as a callable: input_ids=…, input_mask=…,
-    segment_ids=… (int32 [1, S]) → output name → array. One interpreter: one thread at a
-    time (the serving loader pools them)."""
-    global _made_one
-    interpreter_class = _interpreter_class()
-    with _FIRST_INTERPRETER:
-        quiet = (_without_native_info_lines() if not _made_one
-                 and logging.get_verbosity() < logging.DEBUG else contextlib.nullcontext())
-        with quiet, warnings.catch_warnings():  # tf.lite.Interpreter's deprecation notice
-            warnings.simplefilter("ignore", UserWarning)
-            interpreter = interpreter_class(model_content=model_content,
-                                            num_threads=num_threads)
-            interpreter.allocate_tensors()  # where TFLite applies its XNNPACK delegate
-            runner = interpreter.get_signature_runner()
-            _made_one = True
-    return runner
 
 
 def run_tflite(model_content: bytes, inputs: Mapping[str, np.ndarray],

@@ -17,7 +17,7 @@ and padded lengths (`execution_rules.use_xla`), as the fine-tuning runs do; both
 counted by a pass over the dataset that runs no model (`batch_lengths`), as bucketed batches
 are not known before.
 With `freeze_weights` each run reads the weights once, as constants of its graph
-(`training.frozen_weights`: oneDNN then keeps them packed, and on AMX runs bf16 matmuls on its
+(`models.frozen_weights`: oneDNN then keeps them packed, and on AMX runs bf16 matmuls on its
 brgemm kernels), and traces the step anew, so a run after more training predicts with the new
 weights; None decides at the first run, on one CPU device, by `execution_rules.
 freeze_for_prediction` (the dtype, the CPU and the number of batches, which must repay the
@@ -49,7 +49,7 @@ from absl import logging
 from albert_tf.finetuning.bucketing import restore_order
 from albert_tf.runtime.execution_rules import freeze_for_prediction, use_xla
 from albert_tf.training.distribute import runs_on_cpu
-from albert_tf.training.frozen_weights import frozen_function
+from albert_tf.models.frozen_weights import frozen_function
 from albert_tf.training.input_options import without_autotune
 
 

@@ -141,7 +141,7 @@ class ExportOptions(FineTuningOptions, ServingFileOptions):
         None, "Export a serving SavedModel of model.ckpt-best here (serialized tf.Examples in), "
               "with albert_model.tflite (int32 token inputs), serving/ (the frozen serving graph "
               "for engines: token inputs, any batch, bfloat16 under --dtype=bfloat16, else "
-              "float32) and serving.json beside it: albert_tf.export.load_serving(export_dir) "
+              "float32) and serving.json beside it: albert_tf.serving.load_serving(export_dir) "
               "runs any of them.")
 
     def phase_switches(self) -> dict[str, Any]:

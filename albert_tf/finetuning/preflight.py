@@ -22,10 +22,8 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-from albert_tf.checkpoints.keras_hub_files import is_keras_hub_preset
-from albert_tf.checkpoints.model_garden_files import is_model_garden_export
-from albert_tf.checkpoints.tf1_hub_files import is_tf1_hub_module
 from albert_tf.config import AlbertConfig
+from albert_tf.checkpoints.source_plan import HANDLE, plan_sources
 from albert_tf.runtime.flag_errors import checkpoint_errors
 from albert_tf.tokenization import FullTokenizer
 
@@ -34,57 +32,15 @@ class PreflightError(ValueError):
     """The run's inputs do not fit together (one line naming the files or flags)."""
 
 
-def _hf_init_checkpoint(opts: Any) -> str | None:
-    """--init_checkpoint when it is a Hugging Face directory (config and tokenizer source)."""
-    from albert_tf.checkpoints import is_hf_checkpoint
-
-    path = getattr(opts, "init_checkpoint", None)
-    return path if is_hf_checkpoint(path) else None
-
-
-def config_source(opts: Any) -> str:
-    """How the error names where the config came from."""
-    handle = getattr(opts, "albert_hub_module_handle", None)
-    if handle:
-        return f"the config of --albert_hub_module_handle={handle}"
-    if not opts.albert_config_file and _hf_init_checkpoint(opts):
-        return f"the config.json of --init_checkpoint={opts.init_checkpoint}"
-    if not opts.albert_config_file and is_tf1_hub_module(getattr(opts, "init_checkpoint", None)):
-        return f"the albert_config.json of --init_checkpoint={opts.init_checkpoint}"
-    if not opts.albert_config_file and is_model_garden_export(getattr(opts, "init_checkpoint",
-                                                                      None)):
-        return f"the config inferred from --init_checkpoint={opts.init_checkpoint}"
-    if not opts.albert_config_file and is_keras_hub_preset(getattr(opts, "init_checkpoint", None)):
-        return f"the config.json of --init_checkpoint={opts.init_checkpoint}"
-    return f"--albert_config_file={opts.albert_config_file}"
-
-
-def tokenizer_source(opts: Any) -> str:
-    """How the error names where the vocabulary came from (same precedence as
-    `model_source.task_tokenizer`: explicit flags, else the export's SentencePiece model)."""
-    vocab_file = getattr(opts, "vocab_file", None)
-    spm_model_file = getattr(opts, "spm_model_file", None)
-    if spm_model_file:
-        return f"--spm_model_file={spm_model_file}"
-    if vocab_file:
-        return f"--vocab_file={vocab_file}"
-    if getattr(opts, "albert_hub_module_handle", None):
-        return ("the SentencePiece model of "
-                f"--albert_hub_module_handle={opts.albert_hub_module_handle}")
-    if is_tf1_hub_module(getattr(opts, "init_checkpoint", None)) or is_model_garden_export(
-            getattr(opts, "init_checkpoint", None)):
-        return f"the SentencePiece model of --init_checkpoint={opts.init_checkpoint}"
-    if is_keras_hub_preset(getattr(opts, "init_checkpoint", None)):
-        return f"the vocabulary.spm of --init_checkpoint={opts.init_checkpoint}"
-    return f"the spiece.model of --init_checkpoint={opts.init_checkpoint}"
-
-
 def check_vocab_fits(config: AlbertConfig, tokenizer: FullTokenizer, opts: Any) -> None:
-    """Raises PreflightError when the tokenizer can produce ids >= config.vocab_size."""
+    """Raises PreflightError when the tokenizer can produce ids >= config.vocab_size; the
+    message names the sources `model_source_plan.plan_sources(opts)` says they came from
+    (`opts`: the run's options, or that plan)."""
     if tokenizer.vocab_size > config.vocab_size:
+        sources = plan_sources(opts)
         raise PreflightError(
-            f"{tokenizer_source(opts)} has {tokenizer.vocab_size} pieces but vocab_size is "
-            f"{config.vocab_size} in {config_source(opts)}: ids >= {config.vocab_size} would "
+            f"{sources.tokenizer_source} has {tokenizer.vocab_size} pieces but vocab_size is "
+            f"{config.vocab_size} in {sources.config_source}: ids >= {config.vocab_size} would "
             f"index past the embedding table; use the config and vocabulary of one model")
 
 
@@ -98,12 +54,13 @@ def check_init_checkpoint(build_model: Callable[[], Any], opts: Any,
     `check(model, path)` is the warm start's dry run (default: fine-tuning's: every
     encoder variable required, the head optional).
     """
-    path = getattr(opts, flag, None)
+    sources = plan_sources(opts)
+    path = getattr(sources, flag)
     if not path:
         return
-    if getattr(opts, "albert_hub_module_handle", None) and flag != "albert_hub_module_handle":
+    if sources.albert_hub_module_handle and flag != HANDLE:
         raise PreflightError(
-            f"--{flag}={path} and --albert_hub_module_handle={opts.albert_hub_module_handle} "
+            f"--{flag}={path} and --{HANDLE}={sources.albert_hub_module_handle} "
             "both give the initial weights; pass one of them")
     import tensorflow as tf
 

@@ -36,7 +36,8 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.model_source import initial_checkpoint, task_config, task_model_fn, task_tokenizer
+from albert_tf.model_source import (initial_checkpoint, plan_sources, source_config,
+                                    source_tokenizer, task_model_fn)
 from albert_tf.models.precision import float32_copy
 from albert_tf.runtime.options import field_default
 from albert_tf.checkpoints.warm_starting import RestoreReport, head_parts, warm_start
@@ -118,6 +119,7 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
     result_type: ClassVar[type[FineTuningResult]] = FineTuningResult
 
     opts: OptionsT
+    sources: Any  # model_source_plan.ModelSourcePlan: which flag gives config, tokenizer
     config: AlbertConfig
     tokenizer: Any  # tokenization.FullTokenizer
     model_fn: Callable[..., keras.Model]
@@ -156,15 +158,15 @@ class FineTuningRun(abc.ABC, Generic[OptionsT, ResultT]):
         anything is written; each step returns what it makes and the run keeps it."""
         opts = self.opts
         self.check_options()
-        # With --albert_hub_module_handle: the export's config and SentencePiece model (Q21).
-        self.config = task_config(opts.albert_config_file, opts.albert_hub_module_handle,
-                                  opts.init_checkpoint)
+        # Which flag gives the config and the tokenizer (with --albert_hub_module_handle: the
+        # export's config and SentencePiece model, Q21), decided once for loading and checks.
+        self.sources = plan_sources(opts)
+        self.config = source_config(self.sources)
         if opts.max_seq_length > self.config.max_position_embeddings:
             raise self.error(f"max_seq_length {opts.max_seq_length} exceeds the model's "
                              f"max_position_embeddings {self.config.max_position_embeddings}")
-        self.tokenizer = task_tokenizer(opts.vocab_file, opts.spm_model_file, opts.do_lower_case,
-                                        opts.albert_hub_module_handle, opts.init_checkpoint)
-        check_vocab_fits(self.config, self.tokenizer, opts)
+        self.tokenizer = source_tokenizer(self.sources, opts.do_lower_case)
+        check_vocab_fits(self.config, self.tokenizer, self.sources)
         self.model_fn = task_model_fn(self.build_model, self.config,
                                       opts.albert_hub_module_handle)
         check_init_checkpoint(self.model_fn, opts)

@@ -12,7 +12,7 @@ directory, `albert_model.tflite`: int32 [1, S] `input_ids`, `input_mask`, `segme
 `serving/`, the frozen serving graph for engines — int32 `[batch, seq]` `input_word_ids`,
 `input_mask`, `input_type_ids` → `logits`, `probabilities`, `predictions` — in bfloat16 when the
 model computes in bfloat16 (`--dtype=bfloat16`), else float32; with `openvino_ir`,
-`openvino/albert_model.xml`; and `serving.json`, so that `albert_tf.export.load_serving(export_dir)`
+`openvino/albert_model.xml`; and `serving.json`, so that `albert_tf.serving.load_serving(export_dir)`
 runs any of them. The directory is written under a temporary name and renamed when complete.
 """
 

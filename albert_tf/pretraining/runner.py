@@ -124,7 +124,7 @@ class PretrainingRunOptions(LoopOptions, EvalPollOptions):
         anything is built (albert_tf.data.record_checks)."""
         from albert_tf.data import features as F
         from albert_tf.data.masking import SIDECAR_SUFFIX, read_sidecar
-        from albert_tf.finetuning.preflight import config_source
+        from albert_tf.checkpoints.source_plan import plan_sources
         from albert_tf.data.record_checks import (RecordExpectations, RecordMismatchError,
                                                   check_record_files, resolve_files)
 
@@ -141,7 +141,7 @@ class PretrainingRunOptions(LoopOptions, EvalPollOptions):
             max_seq_length=self.max_seq_length,
             max_predictions_per_seq=self.max_predictions_per_seq,
             kind=F.DYNAMIC if self.dynamic_masking else F.STATIC, vocab_size=config.vocab_size,
-            vocab_source=config_source(self),
+            vocab_source=plan_sources(self).config_source,
             sentence_prediction=self.sentence_prediction))
         return files
 
@@ -164,7 +164,7 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
 
     from albert_tf.data.record_checks import RecordMismatchError
     from albert_tf.data.value_checks import IdLimits, bad_record_message
-    from albert_tf.finetuning.preflight import config_source
+    from albert_tf.checkpoints.source_plan import plan_sources
     from albert_tf.models import AlbertPretrainer
     from albert_tf.checkpoints import warm_start
     from albert_tf.pretraining.modeling import PretrainingObjective
@@ -191,7 +191,7 @@ def run(opts: PretrainingRunOptions, strategy: "StrategyOrFactory" = None,
             opts.optimizer, opts.learning_rate, opts.num_train_steps, opts.num_warmup_steps,
             opts.start_warmup_step, opts.poly_power))
     id_limits = IdLimits(config.vocab_size, config.type_vocab_size,
-                         source=config_source(opts))
+                         source=plan_sources(opts).config_source)
 
     def dataset_fn(batch_size: int, is_training: bool):
         return pretraining_dataset_fn(

@@ -7,16 +7,15 @@ Two tables keyed by `hardware.cpu_profile`, measured by `benchmarks/model_speed.
 * `ONEDNN_ON`: TensorFlow turns its oneDNN rewrites on by itself only on CPUs with AVX512-VNNI,
   bf16 or AMX units; on an AVX2 CPU (AMD Zen, older Intel) it leaves them off, though there
   they make the ALBERT-base train step 1.16× and the forward pass 1.20× faster (and are what
-  fuses MatMul + bias + GELU / residual). The scripts set `TF_ENABLE_ONEDNN_OPTS` from this
-  table before TensorFlow is imported (`choose_onednn`, from `quiet_startup`), unless the user
-  set it.
+  fuses MatMul + bias + GELU / residual). A tool sets `TF_ENABLE_ONEDNN_OPTS` from this
+  table as it starts, before TensorFlow is imported (`start_tool`), unless the user set it.
 * `XLA_SPEEDUP`: the XLA-compiled step's steady-state speed over the graph's, per step kind
   ("train": forward + backward; "predict": forward) and --dtype, with the table's oneDNN
   setting. `use_xla` picks XLA where it is faster *and* the run repays its compiles (one per
   padded input length, where the graph traces once for all). What was not measured is 1.0:
   the graph.
 * `FROZEN_SPEEDUP`: prediction with the weights as graph constants over prediction reading
-  the variables, per --dtype (`training.frozen_weights`). `freeze_for_prediction` freezes
+  the variables, per --dtype (`models.frozen_weights`). `freeze_for_prediction` freezes
   where that is faster and the run repays the freezing, which every run does anew.
 
 Tests mock the profile (`profile=`); nothing here imports TensorFlow.
@@ -99,6 +98,18 @@ def choose_onednn(environ: MutableMapping[str, str] | None = None,
         return None
     environ[ONEDNN_ENV] = "1" if choice else "0"
     return environ[ONEDNN_ENV]
+
+
+def start_tool(environ: MutableMapping[str, str] | None = None,
+               profile: str | None = None) -> dict[str, str]:
+    """The execution choices a tool makes as it starts, before TensorFlow is imported (which
+    reads them once): `choose_onednn`. Returns {variable: value} of what it set.
+
+    Every command's first import runs it when the importer is the program (the only code a
+    tool runs before its first TensorFlow import: `quiet_startup`'s program start, which then
+    quiets the log); a program of ours outside the package (a benchmark) calls it itself."""
+    onednn = choose_onednn(environ, profile)
+    return {} if onednn is None else {ONEDNN_ENV: onednn}
 
 
 def xla_speedup(step: str, dtype: str, profile: str | None = None) -> float:

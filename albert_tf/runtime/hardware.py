@@ -33,7 +33,7 @@ INT8_DOT_CPU_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8", "asimddp", "i8mm")
 # IsDataTypeSupportedByOneDNNOnThisCPU: AVX512F or AVX_NE_CONVERT); elsewhere they stay Eigen ops.
 ONEDNN_BF16_CPU_FLAGS = ("avx512f", "avx_ne_convert")
 
-# The CPU profiles serving's engine table is keyed by (export/auto_rule.py), most capable first.
+# The CPU profiles serving's engine table is keyed by (serving/auto_rule.py), most capable first.
 PROFILE_AMX = "x86-avx512-bf16"       # AVX-512 with AVX512-BF16 or AMX-BF16 (Sapphire Rapids+)
 PROFILE_AVX512 = "x86-avx512"         # AVX-512 without bf16 units (Skylake-SP .. Ice Lake)
 PROFILE_AVX2 = "x86-avx2"             # AVX2 only (AMD Zen 1-3, older Intel); older x86 too

@@ -22,12 +22,13 @@ at any point of the run. Importing this module (idempotent):
 * for the program, keeps absl's handler on the root logger (`AbslHandlerKept`): OpenVINO's
   converter takes it off at import, after which every line came in Python's default format
   (`INFO:absl:…`) through a handler without the filter below, ONNX Runtime's lines included;
-* hides third-party deprecation notices users cannot act on;
-* for the program, sets TF_ENABLE_ONEDNN_OPTS where the user has not, from the CPU profile
-  (`execution_rules.choose_onednn`: on for x86, where TensorFlow by itself turns oneDNN on only
-  with VNNI/bf16/AMX units, though it makes training 1.16× faster on an AVX2 CPU too).
+* hides third-party deprecation notices users cannot act on.
 
 TF_CPP_MIN_LOG_LEVEL=0 or 1 turns the filtering off: everything TensorFlow says is shown.
+
+The execution choices are not this module's: being every command's first import, its import
+by the program is where a tool starts, so that import first runs `execution_rules.start_tool`
+(TF_ENABLE_ONEDNN_OPTS from the CPU profile, unless the user set it), then the quieting above.
 """
 
 from __future__ import annotations
@@ -266,8 +267,7 @@ def imported_by_the_program(frame: FrameType | None) -> bool:
 
 install()
 if imported_by_the_program(sys._getframe(0).f_back):
-    # The scripts' execution path: oneDNN's rewrites where they are the faster on this CPU
-    # kind (TensorFlow leaves them off on AVX2 CPUs); before TensorFlow is imported.
-    execution_rules.choose_onednn()
+    # A tool starts here, before TensorFlow is imported: its execution choices (not the log's).
+    execution_rules.start_tool()
     keep_absl_handler()
     filter_stderr()

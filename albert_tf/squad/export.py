@@ -8,7 +8,7 @@ quantized by `--tflite_quantization`. Ours beside them (albert_tf/export/serving
 `input_word_ids`, `input_mask`, `input_type_ids` → `start_logits`, `end_logits`), in bfloat16
 when the trained model computes in bfloat16 (`--dtype=bfloat16`), else float32; with
 `--openvino_ir` `openvino/albert_model.xml`; and `serving.json`, read by
-`albert_tf.export.load_serving(export_dir)`. All are written into a temporary directory beside
+`albert_tf.serving.load_serving(export_dir)`. All are written into a temporary directory beside
 `export_dir`, which replaces `export_dir` when complete.
 """
 

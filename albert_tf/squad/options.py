@@ -48,7 +48,7 @@ class SquadRunOptions(ExportOptions):
         "[1, max_seq_length] input_ids, input_mask, segment_ids → start_logits, end_logits); "
         "also serving/, the frozen serving graph for engines (any batch; bfloat16 under "
         "--dtype=bfloat16, else float32), and serving.json: "
-        "albert_tf.export.load_serving(export_dir) runs any of them.")
+        "albert_tf.serving.load_serving(export_dir) runs any of them.")
     version_2_with_negative: bool = option(False, "SQuAD 2.0: unanswerable questions, v2 head.")
     start_n_top: int = option(5, "v2: beam size over start positions.", lower_bound=1)
     end_n_top: int = option(5, "v2: beam size over end positions per start.", lower_bound=1)

@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import checkpoints
-from albert_tf.export import HubEncoder
+from albert_tf.checkpoints.encoder_exports import HubEncoder
 from albert_tf.export.tfhub import ExportError, export_encoder
 from albert_tf.models import AlbertClassifier, AlbertPretrainer
 from tests.conftest import random_inputs, tiny_config

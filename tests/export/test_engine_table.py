@@ -14,11 +14,11 @@ import os
 import numpy as np
 import pytest
 
-from albert_tf.export import engines
-from albert_tf.export.artifact import Artifact, ServingLoadError
-from albert_tf.export.auto_rule import AUTO_RULE, DEFAULT_PROFILE, preferences
-from albert_tf.export.manifest import Manifest, read_manifest, write_manifest
-from albert_tf.export.serving import auto_backend, load_serving
+from albert_tf.serving import engines
+from albert_tf.serving.artifact import Artifact, ServingLoadError
+from albert_tf.serving.auto_rule import AUTO_RULE, DEFAULT_PROFILE, preferences
+from albert_tf.serving.manifest import Manifest, read_manifest, write_manifest
+from albert_tf.serving.loader import auto_backend, load_serving
 from albert_tf.runtime import hardware
 
 VOCAB, HIDDEN = 7, 3

@@ -16,11 +16,11 @@ import tensorflow as tf
 
 from albert_tf.runtime import hardware
 from albert_tf.export import int8_calibration
-from albert_tf.export.artifact import Artifact
-from albert_tf.export.auto_rule import AUTO_RULE
+from albert_tf.serving.artifact import Artifact
+from albert_tf.serving.auto_rule import AUTO_RULE
 from albert_tf.export.calibration_data import (CalibrationError, read_calibration,
                                                split_held_out, task_calibration)
-from albert_tf.export.serving import auto_backend, load_serving
+from albert_tf.serving.loader import auto_backend, load_serving
 from albert_tf.export.serving_artifacts import write_serving_artifacts
 from tests import cpuinfo_texts
 from tests.export.finetuned import SEQ, bag_of_words_task, fine_tuned_classifier

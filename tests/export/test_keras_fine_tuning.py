@@ -16,7 +16,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.checkpoints import CheckpointMismatchError
-from albert_tf.export import HubEncoder, load_keras_encoder, save_encoder_export
+from albert_tf.checkpoints.encoder_exports import HubEncoder, load_keras_encoder
+from albert_tf.export import save_encoder_export
 from albert_tf.models import AlbertEncoder
 from tests.conftest import random_inputs, tiny_config
 from tests.export.tiny_exports import export_tiny_encoder

@@ -17,13 +17,13 @@ import sys
 import numpy as np
 import pytest
 
-from albert_tf.export import load_serving
+from albert_tf.serving import load_serving
 from albert_tf.export.onnx_artifacts import (ONNX_FILE, ONNX_INT8_FILE, OnnxExportError,
                                              write_onnx_artifacts)
 from albert_tf.export.onnx_graph import OnnxBuildError, build_onnx_encoder
 from albert_tf.runtime import hardware
-from albert_tf.export import engines
-from albert_tf.export.serving import Artifact, ServingLoadError, auto_backend
+from albert_tf.serving import engines
+from albert_tf.serving.loader import Artifact, ServingLoadError, auto_backend
 from albert_tf.models.encoder import AlbertEncoder
 from tests.conftest import random_inputs, tiny_config
 from tests.export.finetuned import MIN_AGREEMENT, argmax_agreement, fine_tuned_classifier

@@ -5,6 +5,10 @@ Bounds: float32 artifacts equal the Keras model within 1e-5 (frozen constants an
 kernels change only the summation order); bfloat16 within 2^-5 of the outputs' largest
 magnitude (the bound of tests/export/test_bfloat16_export.py, derived there); dynamic int8 keeps
 a fine-tuned classifier's argmax on ≥ 99 % of a held-out set.
+
+The serving graph's shape (frozen, minimal), the one-line refusals of bad paths and inputs, and
+OpenVINO's LayerNorm fusion are checked on test_serving_matrix.py's exports (one set of exports
+for the fast tier).
 """
 
 import logging
@@ -13,11 +17,10 @@ import os
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 from absl import logging as absl_logging
 
-from albert_tf.export import load_serving
-from albert_tf.export.serving import ServingLoadError, installed
+from albert_tf.serving import load_serving
+from albert_tf.serving.loader import installed
 from albert_tf.export.serving_artifacts import write_serving_artifacts
 from albert_tf.models.encoder import AlbertEncoder
 from tests.conftest import random_inputs, tiny_config
@@ -62,18 +65,6 @@ def test_float32_artifacts_equal_the_keras_model_on_every_engine(exported, engin
             np.testing.assert_allclose(got[name], want[name].numpy(), atol=TOLERANCE, rtol=0)
 
 
-def test_serving_graph_is_frozen_and_minimal_and_the_hub_signature_is_unchanged(exported):
-    path, _ = exported
-    serving = tf.saved_model.load(os.path.join(path, "serving")).signatures["serving_default"]
-    assert len(serving.variables) == 0  # weights are constants
-    assert sorted(serving.structured_input_signature[1]) == sorted(KEYS)  # no `training`
-    assert sorted(serving.structured_outputs) == ["pooled_output", "sequence_output"]
-    hub = tf.saved_model.load(path)
-    assert len(hub.signatures["serving_default"].variables) > 0
-    assert "encoder_outputs_1" in hub.signatures["serving_default"].structured_outputs
-    assert len(hub.trainable_variables) > 0
-
-
 def test_auto_names_the_engine_it_picks(exported, capfd, caplog):
     """In a plain script (no absl flags parsed) the one line goes to stderr; inside our tools,
     to absl's log."""
@@ -99,26 +90,6 @@ def test_auto_names_the_engine_it_picks(exported, capfd, caplog):
     assert not capfd.readouterr().err
     lite = os.path.join(path, "albert_encoder.tflite")
     assert load_serving(lite).backend == "tflite"
-
-
-def test_bad_paths_engines_and_inputs_fail_with_one_clear_line(exported, tmp_path):
-    path, encoder = exported
-    with pytest.raises(ServingLoadError, match=r"missing_dir: does not exist; expected .*"
-                                               r"saved_model\.pb.*\.tflite.*\.xml"):
-        load_serving(str(tmp_path / "missing_dir"))
-    with pytest.raises(ServingLoadError, match="empty: not a serving artifact"):
-        os.makedirs(tmp_path / "empty")
-        load_serving(str(tmp_path / "empty"))
-    with pytest.raises(ServingLoadError, match="backend must be one of"):
-        load_serving(path, backend="cuda")
-    model = load_serving(path, backend="tflite")
-    with pytest.raises(ValueError, match=f"sequence length 17 exceeds .* maximum {TFLITE_SEQ}"):
-        model(_encoder_inputs(encoder.config, 1, TFLITE_SEQ + 1))
-    with pytest.raises(ValueError, match="input_mask: expected int32 or int64, got float32"):
-        inputs = _encoder_inputs(encoder.config, 1, 4)
-        model({**inputs, "input_mask": inputs["input_mask"].astype(np.float32)})
-    with pytest.raises(ValueError, match="missing inputs"):
-        model({"input_word_ids": np.zeros((1, 4), np.int32)})
 
 
 def test_bfloat16_serving_graph_within_the_stated_bound(tmp_path):
@@ -163,21 +134,3 @@ def test_dynamic_int8_keeps_a_fine_tuned_classifiers_argmax(tmp_path, capsys):
               f"{scale:.3g})")
     assert agreement >= finetuned.MIN_AGREEMENT
     assert 0 < difference < 0.1 * scale  # quantized, not broken
-
-
-@pytest.mark.skipif(not installed("openvino"), reason="needs the optional openvino package")
-def test_openvino_fuses_every_layer_norm_of_our_graph_into_one_mvn(exported):
-    """The serving graph's LayerNorm form (serving_graph.engine_layer_norm) is the one OpenVINO's
-    MVN fusion recognises: one MVN per LayerNorm (the embeddings' one, and two per layer
-    application), no Reduce ops left. A form it does not match (Keras' own) leaves 2 Reduce +
-    4 Eltwise per LayerNorm. Structure, not speed: the same on any CPU."""
-    import openvino as ov
-
-    path, encoder = exported
-    config = encoder.config
-    compiled = ov.Core().compile_model(os.path.join(path, "openvino", "albert_encoder.xml"),
-                                       "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    kinds = [node.get_rt_info()["layerType"].astype(str)
-             for node in compiled.get_runtime_model().get_ops()]
-    assert kinds.count("MVN") == 1 + 2 * config.num_hidden_layers, kinds
-    assert kinds.count("Reduce") == 0, kinds

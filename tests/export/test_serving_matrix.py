@@ -14,16 +14,18 @@ ONNX tests' bound; the argmax tests bound the trained case), the static int8 IR 
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from albert_tf.runtime import hardware
-from albert_tf.export import engines, load_serving
+from albert_tf.serving import engines, load_serving
 from albert_tf.export import int8_calibration
-from albert_tf.export.auto_rule import AUTO_RULE
-from albert_tf.export.serving import Artifact, ServingLoadError, auto_backend
+from albert_tf.serving.auto_rule import AUTO_RULE
+from albert_tf.serving.loader import Artifact, ServingLoadError, auto_backend, installed
 from tests.conftest import random_inputs
 from tests.export.tiny_exports import export_tiny_encoder
 
@@ -257,3 +259,57 @@ def test_concurrent_calls_give_the_serial_answer_bit_for_bit(exports, engine, pr
     for thread in threads:
         thread.join()
     assert not failures, failures[:5]
+
+
+# ----- moved from test_serving.py: the serving graph, refusals, OpenVINO's LayerNorm fusion -----
+TFLITE_SEQ = 16  # fp32_full's --tflite_seq_length
+
+
+def test_serving_graph_is_frozen_and_minimal_and_the_hub_signature_is_unchanged(exports):
+    path, _ = exports["fp32"]
+    serving = tf.saved_model.load(os.path.join(path, "serving")).signatures["serving_default"]
+    assert len(serving.variables) == 0  # weights are constants
+    assert sorted(serving.structured_input_signature[1]) == sorted(KEYS)  # no `training`
+    assert sorted(serving.structured_outputs) == ["pooled_output", "sequence_output"]
+    hub = tf.saved_model.load(path)
+    assert len(hub.signatures["serving_default"].variables) > 0
+    assert "encoder_outputs_1" in hub.signatures["serving_default"].structured_outputs
+    assert len(hub.trainable_variables) > 0
+
+
+def test_bad_paths_engines_and_inputs_fail_with_one_clear_line(exports, tmp_path):
+    path, encoder = exports["fp32_full"]  # its TFLite file: int8, 16 tokens
+    with pytest.raises(ServingLoadError, match=r"missing_dir: does not exist; expected .*"
+                                               r"saved_model\.pb.*\.tflite.*\.xml"):
+        load_serving(str(tmp_path / "missing_dir"))
+    with pytest.raises(ServingLoadError, match="empty: not a serving artifact"):
+        os.makedirs(tmp_path / "empty")
+        load_serving(str(tmp_path / "empty"))
+    with pytest.raises(ServingLoadError, match="backend must be one of"):
+        load_serving(path, backend="cuda")
+    model = load_serving(path, backend="tflite", precision="int8")
+    with pytest.raises(ValueError, match=f"sequence length 17 exceeds .* maximum {TFLITE_SEQ}"):
+        model(_inputs(encoder.config, batch=1, seq=TFLITE_SEQ + 1))
+    with pytest.raises(ValueError, match="input_mask: expected int32 or int64, got float32"):
+        inputs = _inputs(encoder.config, batch=1, seq=4)
+        model({**inputs, "input_mask": inputs["input_mask"].astype(np.float32)})
+    with pytest.raises(ValueError, match="missing inputs"):
+        model({"input_word_ids": np.zeros((1, 4), np.int32)})
+
+
+@pytest.mark.skipif(not installed("openvino"), reason="needs the optional openvino package")
+def test_openvino_fuses_every_layer_norm_of_our_graph_into_one_mvn(exports):
+    """The serving graph's LayerNorm form (serving_graph.engine_layer_norm) is the one OpenVINO's
+    MVN fusion recognises: one MVN per LayerNorm (the embeddings' one, and two per layer
+    application), no Reduce ops left. A form it does not match (Keras' own) leaves 2 Reduce +
+    4 Eltwise per LayerNorm. Structure, not speed: the same on any CPU."""
+    import openvino as ov
+
+    path, encoder = exports["fp32_full"]
+    config = encoder.config
+    compiled = ov.Core().compile_model(os.path.join(path, "openvino", "albert_encoder.xml"),
+                                       "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    kinds = [node.get_rt_info()["layerType"].astype(str)
+             for node in compiled.get_runtime_model().get_ops()]
+    assert kinds.count("MVN") == 1 + 2 * config.num_hidden_layers, kinds
+    assert kinds.count("Reduce") == 0, kinds

@@ -17,9 +17,9 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.runtime import hardware
-from albert_tf.export import load_serving
+from albert_tf.serving import load_serving
 from albert_tf.export.layout import MANIFEST, SERVING_DIR, TASK_SAVED_MODEL_DIR
-from albert_tf.export.serving import installed
+from albert_tf.serving.loader import installed
 from albert_tf.export.tflite import TFLITE_FILE
 from albert_tf.glue.export import CLASSIFIER_OUTPUTS, export_classifier
 from albert_tf.models import AlbertClassifier

@@ -13,8 +13,8 @@ import tensorflow as tf
 
 from albert_tf.export.tflite import (TFLITE_FILE, TFLITE_INPUTS, TFLiteExportError, convert,
                                      signature_runner, token_function, write_tflite)
-from albert_tf.export import load_serving
-from albert_tf.export.serving import installed
+from albert_tf.serving import load_serving
+from albert_tf.serving.loader import installed
 from albert_tf.finetuning.records import FEATURE_TO_INPUT
 from albert_tf.glue.export import classifier_outputs
 from albert_tf.models.classifier import AlbertClassifier

@@ -31,7 +31,8 @@ def make_options(glue_dir, config_file, spm_model, output_dir, task, **overrides
     values = dict(data_dir=glue_dir, task_name=task, output_dir=str(output_dir),
                   albert_config_file=config_file, spm_model_file=spm_model, max_seq_length=32,
                   train_batch_size=4, eval_batch_size=3, predict_batch_size=2, learning_rate=1e-3,
-                  train_step=4, save_checkpoints_steps=2, log_steps=2, seed=1)
+                  train_step=4, save_checkpoints_steps=2, log_steps=2, seed=1,
+                  int8_calibration_steps=0)  # NNCF's calibration: tests/export/test_int8_calibration.py
     values.update(overrides)
     return GlueRunOptions(**values)
 
@@ -117,7 +118,7 @@ def test_export_serves_the_best_checkpoint(runs):
         lite = runner(**{k: v.numpy().astype(np.int32)[None] for k, v in features.items()})
         np.testing.assert_allclose(lite["probabilities"][0], expected[row], atol=1e-5)
     # And the frozen serving graph (issue 21) through load_serving, on the whole batch.
-    from albert_tf.export import load_serving
+    from albert_tf.serving import load_serving
     from albert_tf.finetuning.records import FEATURE_TO_INPUT
 
     parsed = tf.io.parse_example(serialized, spec)

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.conftest import tiny_config
+from tests.run_once import run_once
 from tests.training import processes, synthetic
 
 SEQ_LEN, NUM_PREDICTIONS = 16, 4
@@ -16,7 +17,10 @@ SEQ_LEN, NUM_PREDICTIONS = 16, 4
 @pytest.fixture(scope="session")
 def pretraining_files(tmp_path_factory):
     """(config.json, input_file glob, common run_pretraining flags) for 2 × 48 examples."""
-    root = tmp_path_factory.mktemp("pretraining_data")
+    return tuple(run_once(tmp_path_factory, "pretraining_data", _write_pretraining_files))
+
+
+def _write_pretraining_files(root) -> tuple[str, str, list[str]]:
     for i in range(2):
         synthetic.write_tfrecords(str(root / f"part-{i}.tfrecord"),
                                   synthetic.make_examples(48, seq_len=SEQ_LEN,
@@ -31,9 +35,20 @@ def pretraining_files(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def mirrored_parity() -> dict:
-    """The JSON of tests/training/scripts/mirrored_parity.py (2 logical CPUs)."""
-    result = processes.run(["-m", "tests.training.scripts.mirrored_parity"], timeout=420)
+def mirrored_parity(tmp_path_factory) -> dict:
+    """The JSON of tests/training/scripts/mirrored_parity.py (2 logical CPUs): the losses."""
+    return run_once(tmp_path_factory, "mirrored_parity", lambda _: _mirrored_parity())
+
+
+@pytest.fixture(scope="session")
+def mirrored_clipping_norms(tmp_path_factory) -> dict:
+    """The same script's `clipping` part: test_clipping's per-step norms on 2 replicas."""
+    return run_once(tmp_path_factory, "mirrored_clipping_norms",
+                    lambda _: _mirrored_parity("clipping"))
+
+
+def _mirrored_parity(*args: str) -> dict:
+    result = processes.run(["-m", "tests.training.scripts.mirrored_parity", *args], timeout=420)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -48,7 +63,10 @@ FAULT_RUN_FLAGS = ["--deterministic", "--train_batch_size=8", "--num_train_steps
 def fault_run(tmp_path_factory, pretraining_files) -> tuple[list[str], str]:
     """(run_pretraining flags without --output_dir, the output_dir of their uninterrupted run)."""
     _, _, common = pretraining_files
-    root = tmp_path_factory.mktemp("fault_run")
+    return tuple(run_once(tmp_path_factory, "fault_run", lambda root: _fault_run(root, common)))
+
+
+def _fault_run(root, common: list[str]) -> tuple[list[str], str]:
     config = root / "dropout_config.json"
     tiny_config(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1).to_json_file(config)
     flags = [*common, f"--albert_config_file={config}", *FAULT_RUN_FLAGS]

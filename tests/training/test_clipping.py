@@ -410,10 +410,10 @@ def test_float16_loss_scaling_logs_and_clips_with_the_unscaled_norm(tmp_path_fac
 
 
 @pytest.mark.parametrize("case", ["classifier", "pretrainer"])
-def test_two_replicas_count_every_occurrence(tmp_path_factory, mirrored_parity, case):
+def test_two_replicas_count_every_occurrence(tmp_path_factory, mirrored_clipping_norms, case):
     """2-replica MirroredStrategy (subprocess): the one-device per-occurrence norms."""
     one = trained(case, "lamb", "original", tmp_path_factory)
-    np.testing.assert_allclose(mirrored_parity[f"{case}_norms"], one[1], rtol=1e-5)
+    np.testing.assert_allclose(mirrored_clipping_norms[f"{case}_norms"], one[1], rtol=1e-5)
 
 
 def test_tpu_lookups_and_dense_mode_count_nothing_per_occurrence():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.training.frozen_weights import frozen_function
+from albert_tf.models.frozen_weights import frozen_function
 
 
 def test_frozen_function_keeps_the_values_names_and_structure():
