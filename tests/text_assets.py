@@ -10,10 +10,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from filelock import FileLock
 
 from albert_tf.corpus import tiny_assets
-from tests.run_once import run_directory
+from tests.run_once import run_once
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,10 +23,8 @@ class TextAssets:
 
 @pytest.fixture(scope="session")
 def text_assets(tmp_path_factory: pytest.TempPathFactory) -> TextAssets:
-    directory = run_directory(tmp_path_factory) / "albert_text_assets"
-    with FileLock(f"{directory}.lock"):
-        directory.mkdir(exist_ok=True)
-        corpus, model = tiny_assets(str(directory), vocab_size=1000)
+    corpus, model = run_once(tmp_path_factory, "albert_text_assets",
+                             lambda directory: tiny_assets(str(directory), vocab_size=1000))
     return TextAssets(corpus, model)
 
 
