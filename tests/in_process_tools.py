@@ -19,7 +19,7 @@ import io
 import sys
 from typing import Iterator
 
-from absl import flags
+from absl import app, flags
 from absl import logging as absl_logging
 
 FLAGS = flags.FLAGS
@@ -35,6 +35,9 @@ class ToolRun:
         return [line for line in self.stderr.splitlines() if "error" in line.lower()]
 
 
+_HELP_FLAGS = ("help", "helpshort", "helpfull", "helpxml", "?")
+
+
 def _is_absl_own(module_name: str) -> bool:
     return module_name.startswith("absl")
 
@@ -42,6 +45,7 @@ def _is_absl_own(module_name: str) -> bool:
 @contextlib.contextmanager
 def _clean_flags() -> Iterator[None]:
     """FLAGS without any tool's flags inside the block; restored whole afterwards."""
+    app.define_help_flags()  # (absl defines them once per process, at the first app.run)
     state = {key: value for key, value in FLAGS.__dict__.items()}
     saved = {key: (dict(value) if isinstance(value, dict) else value)
              for key, value in state.items()}
@@ -52,6 +56,7 @@ def _clean_flags() -> Iterator[None]:
               for name, flag in FLAGS._flags().items()}
     keep = {flag.name for module, flag_list in by_module.items() if _is_absl_own(module)
             for flag in flag_list}
+    keep |= {name for name in FLAGS if name in _HELP_FLAGS}  # absl's too, kept for good
     for name in list(FLAGS):
         if name not in keep:
             delattr(FLAGS, name)
@@ -68,12 +73,13 @@ def _clean_flags() -> Iterator[None]:
             flag.value, flag.present, flag.using_default_value = value, present, default
 
 
-def run_tool(module_name: str, *args: str) -> ToolRun:
+def run_tool(module_name: str, *args: str, program: str | None = None) -> ToolRun:
     """`python -m <module_name> <args>`, in this process: its exit status (0 when it
-    returned) and what it printed."""
+    returned) and what it printed. `program`: another `sys.argv[0]` (a console script's
+    name, as pip's wrapper runs the tool)."""
     saved_module = sys.modules.pop(module_name, None)
     stdout, stderr = io.StringIO(), io.StringIO()
-    argv = [module_name, *args]
+    argv = [program or module_name, *args]
     status = 0
     verbosity = absl_logging.get_verbosity()  # app.run sets the tool's; later tests keep theirs
     with _clean_flags(), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):

@@ -65,7 +65,7 @@ SLOW_TESTS: dict[str, str] = {
         "float16 emulated on a CPU, 15-60 s; float16 training with loss scaling is covered fast by "
         "tests/training/test_loop.py::test_mixed_precision_trains[float16]",
     "tests/training/test_distribute.py::test_multi_worker_mirrored_two_processes":
-        "two processes, 27 s; MultiWorkerMirrored's input numbering is tested fast here "
+        "two processes (the run test_faults_workers.py compares with), 27 s; MultiWorkerMirrored's input numbering is tested fast here "
         "(test_input_context_numbers_the_chief_first), Mirrored by test_mirrored_two_cpus_…",
     "tests/training/test_faults_checkpoints.py::test_index_without_data_and_truncated_data_fall_back":
         "40 s; the fallback rule is covered fast by test_state_file_naming_a_missing_prefix_falls_back",
@@ -97,6 +97,10 @@ SLOW_TESTS: dict[str, str] = {
     "tests/pretraining/test_runner.py::test_task_none_trains_the_masked_lm_alone":
         "27 s; the runner is covered fast by the other tests of this file and tests/training/test_loop.py",
     # ---- models ----
+    "tests/models/test_pretrainer.py::test_outputs_and_gradients_equal_the_full_encoder_then_gather[True-True]":
+        "recomputed and training, 5 s; covered fast by [False-True] (the training forward) and "
+        "[True-False] (recomputation), recomputed gradients by tests/layers/test_transformer.py::"
+        "test_recomputed_blocks_give_the_plain_gradients",
     "tests/models/test_parameter_counts.py::test_counts_equal_the_independent_count_and_the_paper[bert_large]":
         "builds BERT-large, 12 s; the other 15 rows of the paper's Table 1/3/4 stay fast",
     # ---- start-up logs (the oneDNN pass runs these files with oneDNN on) ----
@@ -109,6 +113,15 @@ SLOW_TESTS: dict[str, str] = {
         "fp32 and bf16_full cells on every engine",
     "tests/export/test_serving.py::test_auto_names_the_engine_it_picks":
         "needs that export; covered fast by test_serving_matrix.py's one-line checks and auto tests",
+    "tests/export/test_serving.py::test_bfloat16_serving_graph_within_the_stated_bound":
+        "its own bf16 export, ~18 s; covered fast by tests/export/test_serving_matrix.py's bf16 cells "
+        "(tensorflow and openvino at bf16 on the bf16 and bf16_full exports: the same 2^-5 bound, "
+        "and not bit-equal to float32 on tensorflow)",
+    "tests/export/test_task_serving.py::test_dynamic_int8_task_export_keeps_a_fine_tuned_classifiers_argmax":
+        "a third export of the fine-tuned classifier, ~12 s; dynamic int8 TFLite on it is covered fast "
+        "by tests/export/test_serving.py::test_dynamic_int8_keeps_a_fine_tuned_classifiers_argmax, "
+        "the classifier export's TFLite file by test_classifier_export_equals_the_keras_model_on_"
+        "every_engine[tflite]",
     # ---- second cut (the fast tier's 8-minute target) ----
     "tests/training/test_faults_checkpoints.py::test_state_file_naming_a_missing_prefix_falls_back":
         "a subprocess run to compare with (40 s with it); the checkpoint checks are covered fast by "

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import ast
 import inspect
-import os
 import pathlib
-import subprocess
-import sys
 import tomllib
 
 import pytest
 
+from tests.in_process_tools import run_tool
 from tests.test_help_flags import TOOLS, listed
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -66,13 +64,12 @@ def test_console_script_target_exists_and_takes_no_argument(script):
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 def test_console_script_help_exits_0_and_lists_the_tool_flags(script):
-    """As pip's wrapper runs it: argv[0] the script's name, the function called bare."""
+    """As pip's wrapper runs it: argv[0] the script's name, the function called bare (in
+    this process, each tool imported afresh with only absl's flags defined: what a process
+    of its own gives; tests/test_help_flags.py starts the real processes)."""
     module_name, _, function_name = SCRIPTS[script].partition(":")
-    code = (f"import sys; sys.argv = [{script!r}, '--help']; "
-            f"from {module_name} import {function_name}; sys.exit({function_name}())")
-    env = dict(os.environ, PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2")
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert function_name == "console_main"  # what run_tool calls
+    result = run_tool(module_name, "--help", program=script)
+    assert result.status == 0, result.stderr[-2000:]
     missing = [flag for flag in TOOLS[module_name] if not listed(flag, result.stdout)]
     assert not missing, f"{script} --help does not list {missing}:\n{result.stdout[-2000:]}"

@@ -51,9 +51,16 @@ def base_args(corpus: str, model: str, output: str, *extra: str) -> list[str]:
             "--max_seq_length=64", "--max_predictions_per_seq=10", "--dupe_factor=2", *extra]
 
 
+def parse_rows(records: list[bytes], spec: dict) -> list[dict]:
+    """Each record parsed with `spec` (one `tf.io.parse_example` over all of them)."""
+    if not records:
+        return []
+    parsed = {k: v.numpy() for k, v in tf.io.parse_example(records, spec).items()}
+    return [{k: v[i] for k, v in parsed.items()} for i in range(len(records))]
+
+
 def parse_all(path: str, seq: int, predictions: int) -> list[dict]:
-    spec = original_feature_spec(seq, predictions)
-    return [{k: v.numpy() for k, v in tf.io.parse_single_example(r, spec).items()} for r in read_records(path)]
+    return parse_rows(list(read_records(path)), original_feature_spec(seq, predictions))
 
 
 def test_records_parse_with_the_original_spec(small_corpus, text_assets, tmp_path):  # noqa: F811
@@ -64,11 +71,11 @@ def test_records_parse_with_the_original_spec(small_corpus, text_assets, tmp_pat
     summaries = [read_json(p + ".json") for p in outputs]
     total = summaries[0]["instances_all_outputs"]
     rows = []
-    for path, summary in zip(outputs, summaries):
-        parsed = parse_all(path, 64, 10)
-        assert len(parsed) == summary["instances"] and summary["record_kind"] == "static"
-        rows += parsed
-    assert len(rows) == total and abs(len(parse_all(outputs[0], 64, 10)) - total / 2) <= 1  # round-robin
+    parsed = [parse_all(path, 64, 10) for path in outputs]
+    for rows_of_file, summary in zip(parsed, summaries):
+        assert len(rows_of_file) == summary["instances"] and summary["record_kind"] == "static"
+        rows += rows_of_file
+    assert len(rows) == total and abs(len(parsed[0]) - total / 2) <= 1  # round-robin
     labels = summaries[0]["next_sentence_labels"]
     assert labels["0_in_order"] + labels["1_swapped_or_random"] == total
     assert summaries[0]["flags"]["max_seq_length"] == 64 and summaries[0]["special_ids"]["[MASK]"] == MASK
@@ -124,7 +131,9 @@ def test_dynamic_masking_records_are_unmasked(small_corpus, text_assets, tmp_pat
     for record in records:
         features = tf.train.Example.FromString(record).features.feature
         assert not any(k.startswith("masked_lm") for k in features)
-        row = {k: v.numpy() for k, v in tf.io.parse_single_example(record, spec).items()}
+    rows = parse_rows(records, spec)
+    assert len(rows) == len(records) and records
+    for row in rows:
         assert MASK not in row["input_ids"]  # raw text never encodes to a control symbol
     summary = read_json(out + ".json")
     assert summary["record_kind"] == "dynamic" and summary["instances"] == len(records)

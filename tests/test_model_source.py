@@ -69,7 +69,7 @@ def glue_options(directory, output_dir, **overrides):
     return GlueRunOptions(**values)
 
 
-def test_run_classifier_predicts_what_hf_predicts_and_fine_tunes(hf_dirs, tmp_path):
+def test_run_classifier_predicts_what_hf_predicts(hf_dirs, tmp_path):
     hf_model, directory = hf_dirs["AlbertForSequenceClassification"]
     result = run_glue(glue_options(directory, tmp_path / "predict", do_predict=True))
     report = result.restore_report
@@ -89,16 +89,12 @@ def test_run_classifier_predicts_what_hf_predicts_and_fine_tunes(hf_dirs, tmp_pa
     got = np.loadtxt(tmp_path / "predict" / "test_results.tsv", delimiter="\t")
     assert got.shape == want.shape == (3, 2) and np.abs(got - want).max() < 1e-5
 
-    trained = run_glue(glue_options(directory, tmp_path / "train", do_train=True))
-    assert trained.restore_report.encoder_restored == 25 and trained.restore_report.head_restored == 2
-    assert np.isfinite(trained.train_logs["loss"])
-    assert os.path.exists(tmp_path / "train" / "model.ckpt-2.index")
 
-
-def test_one_run_parses_config_json_once_and_reads_the_safetensors_header_once(
+def test_fine_tuning_parses_config_json_once_and_reads_the_safetensors_header_once(
         hf_dirs, tmp_path, monkeypatch):
-    """run_classifier --init_checkpoint=<HF dir>: config, tokenizer, pre-flight check and
-    warm start share one parse of config.json and one read of the weights' header."""
+    """run_classifier --init_checkpoint=<HF dir> --do_train fine-tunes from every encoder and
+    head variable; config, tokenizer, pre-flight check and warm start share one parse of
+    config.json and one read of the weights' header."""
     import builtins
     import collections
 
@@ -121,8 +117,10 @@ def test_one_run_parses_config_json_once_and_reads_the_safetensors_header_once(
     monkeypatch.setattr(hf_source, "_cache", collections.OrderedDict())  # a fresh process
     monkeypatch.setattr(builtins, "open", counting_open)
     monkeypatch.setattr(hf_files.HFWeights, "_read_header", counting_read_header)
-    result = run_glue(glue_options(directory, tmp_path / "run", do_train=True))
-    assert result.restore_report.encoder_restored == 25  # the run did read the directory
+    trained = run_glue(glue_options(directory, tmp_path / "train", do_train=True))
+    assert trained.restore_report.encoder_restored == 25 and trained.restore_report.head_restored == 2
+    assert np.isfinite(trained.train_logs["loss"])
+    assert os.path.exists(tmp_path / "train" / "model.ckpt-2.index")
     assert counts == {"config.json": 1, "model.safetensors": 1}
 
 

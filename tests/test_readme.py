@@ -16,7 +16,8 @@ the exact text (each must match, so a README change cannot silently skip one):
   (the stand-in corpus is small), 2 epochs → 0.5, ...;
 - `make demo` / `make paper` run their recipes with the interpreter running this test instead
   of .venv (`-o <stamp>` skips the install), into a temporary directory, with few steps
-  (`make paper`: `--budget=tiny`, Table 2 only);
+  (`make demo`: also 60 corpus documents and a 64-pair task, the Makefile's DEMO_* sizes;
+  `make paper`: `--budget=tiny`, Table 2 only);
 - `make test` is not run here: it is the suite this test is part of (CI runs it);
 - `pip install` / `hf download` (network) are replaced by writing the stand-in directory.
 Every block of the README must have an entry in `SECTIONS`, so a new block cannot go
@@ -82,7 +83,9 @@ def make_target(target: str, stamp: str, tmp_variables: str) -> str:
 SECTIONS: dict[str, Section] = {
     "albert-tf": Section(substitutions=(
         ("make demo ", make_target("demo", ".venv/.installed-runtime",
-                                   "DEMO_DIR=$PWD/demo_output PRETRAIN_STEPS=20 FINETUNE_STEPS=4")
+                                   "DEMO_DIR=$PWD/demo_output PRETRAIN_STEPS=4 FINETUNE_STEPS=2 "
+                                   "DEMO_DOCS=60 DEMO_DUPE_FACTOR=1 DEMO_EVAL_STEPS=1 "
+                                   "DEMO_GLUE_TRAIN=64 DEMO_GLUE_DEV=16 DEMO_GLUE_TEST=8")
          + " "),
         ("make test ", "true "),  # this suite itself (CI: .ci/run)
     )),

@@ -66,7 +66,8 @@ def test_next_sentence_task_and_cli(text_assets, tmp_path):
 
 def test_fine_tuning_learns_the_corpus_task(text_assets, tmp_path):
     """A tiny encoder trained from scratch reaches ≥ 0.55 dev and test accuracy (chance 0.25)
-    in 1200 short steps.
+    in 900 short steps (measured: dev/test 0.80/0.795 at --seed=3, 0.79/0.765 at --seed=4;
+    1200 steps gave 0.78/0.795; 600 steps only 0.585/0.5675, too near the bar).
 
     initializer_range 0.2 instead of 0.02: with the original's 0.02, a randomly initialised
     encoder's [CLS] output hardly depends on the input and a short run stays at chance.
@@ -80,7 +81,7 @@ def test_fine_tuning_learns_the_corpus_task(text_assets, tmp_path):
                           attention_probs_dropout_prob=0.0, initializer_range=0.2)
     config_file = str(tmp_path / "albert_config.json")
     config.to_json_file(config_file)
-    steps = 1200
+    steps = 900
     keras.utils.set_random_seed(3)  # as run_race.py --seed=3 does before building the model
     result = run(RaceRunOptions(
         data_dir=data_dir, output_dir=str(tmp_path / "out"), albert_config_file=config_file,

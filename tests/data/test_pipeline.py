@@ -44,8 +44,12 @@ def records(text_assets, tmp_path_factory) -> Records:  # noqa: F811
 
 
 def rows_of(dataset) -> list[dict]:
-    return [{k: v[i].numpy() for k, v in batch.items()} for batch in dataset
-            for i in range(batch["input_ids"].shape[0])]
+    """Every row of every batch, as NumPy (each batch converted once, then sliced)."""
+    rows = []
+    for batch in dataset:
+        arrays = {k: v.numpy() for k, v in batch.items()}
+        rows += [{k: a[i] for k, a in arrays.items()} for i in range(len(arrays["input_ids"]))]
+    return rows
 
 
 def original_ids(row: dict) -> tuple:
@@ -85,7 +89,8 @@ def test_seeded_shuffling_is_reproducible(records):
 @pytest.mark.parametrize("files", ["three files: file sharding", "one file: record sharding"])
 def test_sharding_per_input_context(records, files):
     patterns = records.static if files.startswith("three") else records.static[:1]
-    everything = rows_of(pretraining_dataset(patterns, 1, SEQ, PRED, is_training=False, drop_remainder=False))
+    everything = rows_of(pretraining_dataset(patterns, 64, SEQ, PRED, is_training=False,
+                                             drop_remainder=False))
     seen = []
     for pipeline in range(2):
         context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=pipeline,
@@ -119,8 +124,8 @@ def test_dynamic_masking_new_masks_each_epoch(records):
         assert np.all(row["masked_lm_positions"][~real] == 0) and np.all(row["masked_lm_ids"][~real] == 0)
         masks.setdefault(original_ids(row), []).append(tuple(positions.tolist()))
     # Unmasking recovers exactly the stored (unmasked) records.
-    stored = rows_of(pretraining_dataset(records.dynamic, 1, SEQ, PRED, is_training=False, drop_remainder=False,
-                                         dynamic_masking=True, seed=0))
+    stored = rows_of(pretraining_dataset(records.dynamic, 64, SEQ, PRED, is_training=False,
+                                         drop_remainder=False, dynamic_masking=True, seed=0))
     assert set(masks) <= {original_ids(r) for r in stored}
     repeated = [m for m in masks.values() if len(m) >= 2]
     assert len(repeated) > 20

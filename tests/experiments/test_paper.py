@@ -1,10 +1,12 @@
-"""The paper harness end to end on the tiny budget (a few steps per model, one seed): every
+"""The paper harness end to end on the tiny budget (a few steps per model, one seed; here with
+length-32 sequences and one dev batch: fewer padded lengths to trace per model): every
 table is built, verdicts follow the rules' vocabulary, finished work is never redone, and a
 changed budget or bad flag is refused in one line. The real run is a benchmark
 (benchmarks/paper/), not a test."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 
@@ -21,12 +23,15 @@ from tests.training import processes
 pytestmark = pytest.mark.slow
 
 ALL_TABLES = [2, 3, 4, 5]
+# The harness, not the numbers, is under test: TINY with length-32 sequences (fine-tuning traces
+# one or two bucket lengths instead of up to four) and a dev set of one eval batch.
+BUDGET = dataclasses.replace(TINY, max_seq_length=32, max_predictions_per_seq=5, glue_dev=16)
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     output_dir = str(tmp_path_factory.mktemp("paper_tiny"))
-    results_md = paper.run(output_dir, ALL_TABLES, TINY, "python -m albert_tf.experiments.paper --budget=tiny")
+    results_md = paper.run(output_dir, ALL_TABLES, BUDGET, "python -m albert_tf.experiments.paper --budget=tiny")
     with open(results_md, encoding="utf-8") as f:
         return output_dir, f.read()
 
@@ -59,7 +64,7 @@ def test_results_hold_every_table_and_a_verdict_per_claim(tiny_run):
 
 def test_every_model_of_the_plan_has_its_result(tiny_run):
     output_dir, _ = tiny_run
-    specs = tables.plan(ALL_TABLES, TINY)
+    specs = tables.plan(ALL_TABLES, BUDGET)
     # Shared models run once: Table 5 (3 tasks + random init) + Table 4's attention, ffn,
     # none + Table 3's E=H rows for both sharings.
     assert len(specs) == 4 + 3 + 2
@@ -71,17 +76,17 @@ def test_every_model_of_the_plan_has_its_result(tiny_run):
                                               "nsp_probe_accuracy", "sop_head_accuracy"}
             assert (result["heldout"]["sop_head_accuracy"] is None) == (spec.task == "none")
             assert os.path.exists(os.path.join(output_dir, "runs", spec.name, "pretrain",
-                                               f"model.ckpt-{TINY.pretrain_steps}.index"))
+                                               f"model.ckpt-{BUDGET.pretrain_steps}.index"))
     # Sharing everything saves (L − 1) layers: per layer 4(H² + H) attention, 2(HI) + I + H
     # FFN and two LayerNorms of 2H (H=16, I=32, L=2).
-    h, i = TINY.model.hidden_size, TINY.model.intermediate_size
+    h, i = BUDGET.model.hidden_size, BUDGET.model.intermediate_size
     layer = 4 * (h * h + h) + (2 * h * i + i + h) + 2 * 2 * h
-    e = TINY.model.embedding_size
+    e = BUDGET.model.embedding_size
     shared = read_json(os.path.join(output_dir, "runs", f"sop_E{e}_all_seed1", "result.json"))
     unshared = read_json(os.path.join(output_dir, "runs", f"sop_E{e}_none_seed1", "result.json"))
-    assert unshared["parameters"] - shared["parameters"] == (TINY.model.num_hidden_layers - 1) * layer
+    assert unshared["parameters"] - shared["parameters"] == (BUDGET.model.num_hidden_layers - 1) * layer
     table2 = read_json(os.path.join(output_dir, "table2", "result.json"))
-    assert len(table2["wall_speedups"]) == TINY.throughput.rounds
+    assert len(table2["wall_speedups"]) == BUDGET.throughput.rounds
 
 
 def test_finished_work_is_read_back_not_redone(tiny_run, monkeypatch):
@@ -94,15 +99,15 @@ def test_finished_work_is_read_back_not_redone(tiny_run, monkeypatch):
         monkeypatch.setattr(runs, name, must_not_run)
     import albert_tf.experiments.throughput as throughput
     monkeypatch.setattr(throughput, "measure", must_not_run)
-    paper.run(output_dir, ALL_TABLES, TINY, "again")
+    paper.run(output_dir, ALL_TABLES, BUDGET, "again")
     # A model whose fine-tuning did not finish redoes only that stage.
-    spec = tables.plan([5], TINY)[0]
+    spec = tables.plan([5], BUDGET)[0]
     run_dir = os.path.join(output_dir, "runs", spec.name)
     before = read_json(os.path.join(run_dir, "finetune.json"))
     os.remove(os.path.join(run_dir, "result.json"))
     os.remove(os.path.join(run_dir, "finetune.json"))
     monkeypatch.setattr(runs, "finetune", lambda *a, **k: {"dev_accuracy": 12.5, "dev_loss": 1.0})
-    paper.run(output_dir, [5], TINY, "again")
+    paper.run(output_dir, [5], BUDGET, "again")
     assert read_json(os.path.join(run_dir, "result.json"))["finetune"]["dev_accuracy"] == 12.5
     os.remove(os.path.join(run_dir, "result.json"))
     from albert_tf.experiments.files import write_json_atomically
@@ -112,7 +117,7 @@ def test_finished_work_is_read_back_not_redone(tiny_run, monkeypatch):
 def test_another_budget_in_the_same_output_dir_is_refused(tiny_run):
     output_dir, _ = tiny_run
     with pytest.raises(paper.UsageError, match="budget.json: .* holds a run with another budget"):
-        paper.run(output_dir, [5], TINY.with_overrides(steps=7), "different")
+        paper.run(output_dir, [5], BUDGET.with_overrides(steps=7), "different")
 
 
 def test_bad_tables_flag_is_one_line(tmp_path):

@@ -2,14 +2,12 @@
 int8 keeps the argmax of the fine-tuned classifier on ≥ 99 % of a held-out set.
 
 Shared by the int8 tests of every serving artifact (tests/export/test_serving.py for the TFLite
-file, tests/export/test_onnx.py for the ONNX one); trained once per test process (cached), a few
-seconds on 2 cores. A random-weight model would not do: its logits sit near each other, so any
+file, tests/export/test_onnx.py for the ONNX one); trained once per test run (tests/run_once.py:
+the other xdist worker restores its weights), a few seconds on 2 cores. A random-weight model would not do: its logits sit near each other, so any
 rounding flips argmaxes that a trained model's margins keep.
 """
 
 from __future__ import annotations
-
-import functools
 
 import keras
 import numpy as np
@@ -17,6 +15,7 @@ import tensorflow as tf
 
 from albert_tf.models import AlbertClassifier
 from tests.conftest import tiny_config
+from tests.run_once import run_once
 
 SEQ = 16
 MIN_AGREEMENT = 0.99
@@ -36,22 +35,38 @@ def bag_of_words_task(count: int, seq: int, vocab: int, seed: int):
     return inputs, labels
 
 
-@functools.lru_cache(maxsize=1)
-def fine_tuned_classifier() -> tuple[AlbertClassifier, dict[str, np.ndarray]]:
-    """(a tiny AlbertClassifier fine-tuned to > 90 % training accuracy, its 400 held-out rows
-    of length SEQ)."""
+_TRAINED: list[tuple[AlbertClassifier, dict[str, np.ndarray]]] = []
+
+
+def _classifier() -> AlbertClassifier:
     keras.utils.set_random_seed(1)
-    config = tiny_config(vocab_size=100)
-    classifier = AlbertClassifier(config, 2)
-    train, train_labels = bag_of_words_task(2048, SEQ, config.vocab_size, seed=0)
-    dev, _ = bag_of_words_task(400, SEQ, config.vocab_size, seed=1)
+    return AlbertClassifier(tiny_config(vocab_size=100), 2)
+
+
+def _train(directory) -> dict[str, str]:
+    classifier = _classifier()
+    train, train_labels = bag_of_words_task(2048, SEQ, classifier.config.vocab_size, seed=0)
     model = keras.Model(classifier.input, classifier(classifier.input)["logits"])
     model.compile(optimizer=keras.optimizers.Adam(3e-3),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["accuracy"])
     history = model.fit(train, train_labels, batch_size=64, epochs=4, verbose=0)
     assert history.history["accuracy"][-1] > 0.9  # it did learn the task
-    return classifier, dev
+    weights = str(directory / "classifier.weights.h5")
+    classifier.save_weights(weights)
+    return {"weights": weights}
+
+
+def fine_tuned_classifier(tmp_path_factory) -> tuple[AlbertClassifier, dict[str, np.ndarray]]:
+    """(a tiny AlbertClassifier fine-tuned to > 90 % training accuracy, its 400 held-out rows
+    of length SEQ)."""
+    if not _TRAINED:
+        weights = run_once(tmp_path_factory, "fine_tuned_classifier", _train)["weights"]
+        classifier = _classifier()
+        classifier.load_weights(weights)
+        dev, _ = bag_of_words_task(400, SEQ, classifier.config.vocab_size, seed=1)
+        _TRAINED.append((classifier, dev))
+    return _TRAINED[0]
 
 
 def argmax_agreement(classifier: AlbertClassifier, dev: dict[str, np.ndarray],

@@ -14,10 +14,9 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
-from albert_tf import checkpoints, export_tfhub
 from albert_tf.export import tfhub
-from albert_tf.models import AlbertPretrainer
 from tests.conftest import random_inputs, tiny_config
+from tests.export.tiny_exports import shared_export
 
 ENCODER_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 BF16_RELATIVE_TOLERANCE = 2.0 ** -5
@@ -26,26 +25,10 @@ BF16_RELATIVE_TOLERANCE = 2.0 ** -5
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     """A tiny checkpoint exported with `export_tfhub --dtype=bfloat16 --with_mlm` (its
-    flags, in process), and the float32 Keras model holding the same weights."""
-    config = tiny_config(vocab_size=1000, initializer_range=0.1)
-    pretrainer = AlbertPretrainer(config)
-    root = tmp_path_factory.mktemp("bf16_export")
-    checkpoint = checkpoints.save_original_checkpoint(pretrainer, str(root / "ckpt" / "model.ckpt"))
-    config_file = str(root / "albert_config.json")
-    config.to_json_file(config_file)
-    path = str(root / "encoder")
-    flag_values = flags.FLAGS
-    # Each value through its flag's own parser; not FLAGS(argv), which would also validate the
-    # required flags of any other script imported into this test process.
-    for name, value in {"albert_config_file": config_file, "checkpoint": checkpoint,
-                        "export_path": path, "with_mlm": "true", "dtype": "bfloat16"}.items():
-        flag_values[name].parse(value)
-    flag_values.mark_as_parsed()
-    try:
-        export_tfhub.main([])
-    finally:
-        flag_values.unparse_flags()
-    return path, pretrainer, random_inputs(config, batch=3, seq=12)
+    flags, in process: tiny_exports.EXPORTS["bf16"], shared with the serving matrix), and the
+    float32 Keras model holding the same weights."""
+    path, pretrainer = shared_export(tmp_path_factory, "bf16")
+    return path, pretrainer, random_inputs(pretrainer.config, batch=3, seq=12)
 
 
 def relative_error(got, want) -> float:

@@ -177,10 +177,10 @@ def test_bad_calibration_files_end_in_one_line(kind, tmp_path):
         read_calibration(str(file), VOCAB)
 
 
-def test_real_task_accuracy_and_argmax_kept(tmp_path):
+def test_real_task_accuracy_and_argmax_kept(tmp_path, tmp_path_factory):
     """A fine-tuned classifier exported fp32 and calibrated int8: dev accuracy within 1 point,
     argmax agreement ≥ 99 % (the int8 pooled output through the classifier's own head)."""
-    classifier, dev = fine_tuned_classifier()
+    classifier, dev = fine_tuned_classifier(tmp_path_factory)
     _, labels = bag_of_words_task(400, SEQ, classifier.config.vocab_size, seed=1)
     train, _ = bag_of_words_task(160, SEQ, classifier.config.vocab_size, seed=2)
     samples = [{k: v[i:i + 1] for k, v in train.items()} for i in range(160)]

@@ -20,7 +20,7 @@ from albert_tf.checkpoints.encoder_exports import HubEncoder, load_keras_encoder
 from albert_tf.export import save_encoder_export
 from albert_tf.models import AlbertEncoder
 from tests.conftest import random_inputs, tiny_config
-from tests.export.tiny_exports import export_tiny_encoder
+from tests.export.tiny_exports import shared_export
 
 ENCODER_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 TOLERANCE = 1e-5  # float32 restored weights vs the export's own graph
@@ -32,7 +32,8 @@ BATCH = 8
 
 @pytest.fixture(scope="module")
 def export(tmp_path_factory) -> str:
-    path, _ = export_tiny_encoder(tmp_path_factory.mktemp("keras_fine_tuning"))
+    """A plain float32 encoder export (the serving matrix's fp32 one, shared: not changed)."""
+    path, _ = shared_export(tmp_path_factory, "fp32")
     return path
 
 
@@ -102,17 +103,15 @@ def test_fit_with_adamw_trains_the_encoder(export, loader):
 def test_the_restored_encoder_is_an_ordinary_keras_model(export, tmp_path):
     """It owns its weights: a `.keras` file of the model reloads without the export."""
     features, _ = separable_task()
-    encoder = load_keras_encoder(export)
+    own = tmp_path / "encoder"  # a copy: the shared export stays where other tests read it
+    shutil.copytree(export, own)
+    encoder = load_keras_encoder(str(own))
     assert isinstance(encoder, AlbertEncoder) and encoder.compute_dtype == "float32"
     model = classifier(encoder)
     model.save(tmp_path / "model.keras")
-    moved = tmp_path / "moved"
-    shutil.move(export, moved)
-    try:
-        reloaded = keras.models.load_model(tmp_path / "model.keras")
-        assert max_diff(reloaded(features), model(features)) < TOLERANCE
-    finally:
-        shutil.move(moved, export)
+    shutil.move(own, tmp_path / "moved")
+    reloaded = keras.models.load_model(tmp_path / "model.keras")
+    assert max_diff(reloaded(features), model(features)) < TOLERANCE
 
 
 def test_a_bfloat16_export_restores_under_its_policy(tmp_path):

@@ -27,7 +27,7 @@ from albert_tf.serving.loader import Artifact, ServingLoadError, auto_backend
 from albert_tf.models.encoder import AlbertEncoder
 from tests.conftest import random_inputs, tiny_config
 from tests.export.finetuned import MIN_AGREEMENT, argmax_agreement, fine_tuned_classifier
-from tests.export.tiny_exports import export_tiny_encoder
+from tests.export.tiny_exports import shared_export
 
 pytest.importorskip("onnxruntime", reason="the ONNX files need albert-tf[onnx]")
 onnx = pytest.importorskip("onnx", reason="the ONNX files need albert-tf[onnx]")
@@ -58,9 +58,11 @@ def _assert_equal_to_keras(model, encoder, tolerance=TOLERANCE, relative=False):
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """A tiny encoder exported by `export_tfhub --onnx` (its flags, in process) and the Keras
-    model of those weights (random, initializer_range 0.1 so the layers do not idle)."""
-    return export_tiny_encoder(tmp_path_factory.mktemp("onnx_export"), onnx="true")
+    """A tiny encoder exported by `export_tfhub --onnx` (its flags, in process; with the other
+    artifact flags: the serving matrix's fp32_full export, shared) and the Keras model of those
+    weights (random, initializer_range 0.1 so the layers do not idle)."""
+    path, pretrainer = shared_export(tmp_path_factory, "fp32_full")
+    return path, pretrainer.encoder
 
 
 def test_float32_onnx_equals_the_keras_model(exported):
@@ -88,8 +90,9 @@ def test_dynamic_int8_onnx_within_its_bound(exported):
                    if any(i.endswith("/kernel") for i in n.input))
 
 
-def test_dynamic_int8_onnx_keeps_a_fine_tuned_classifiers_argmax(tmp_path, capsys):
-    classifier, dev = fine_tuned_classifier()
+def test_dynamic_int8_onnx_keeps_a_fine_tuned_classifiers_argmax(tmp_path, tmp_path_factory,
+                                                                  capsys):
+    classifier, dev = fine_tuned_classifier(tmp_path_factory)
     write_onnx_artifacts(classifier.encoder, str(tmp_path))
     int8 = load_serving(str(tmp_path), backend="onnxruntime", precision="int8")
     agreement, difference, scale = argmax_agreement(classifier, dev, int8(dev)["pooled_output"])

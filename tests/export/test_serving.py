@@ -119,8 +119,9 @@ def test_bfloat16_serving_graph_within_the_stated_bound(tmp_path):
             assert float(np.abs(got["pooled_output"] - want["pooled_output"].numpy()).max()) > 0
 
 
-def test_dynamic_int8_keeps_a_fine_tuned_classifiers_argmax(tmp_path, capsys):
-    classifier, dev = fine_tuned_classifier()
+def test_dynamic_int8_keeps_a_fine_tuned_classifiers_argmax(tmp_path, tmp_path_factory,
+                                                            capsys):
+    classifier, dev = fine_tuned_classifier(tmp_path_factory)
     path = str(tmp_path / "int8")
     os.makedirs(path)
     write_serving_artifacts(classifier.encoder, path, tflite_quantization="dynamic_int8",

@@ -202,11 +202,13 @@ def test_bfloat16_squad_export_within_the_stated_bound(tmp_path):
             assert 0 < error <= BF16_RELATIVE_TOLERANCE, (engine, name, error)
 
 
-def test_dynamic_int8_task_export_keeps_a_fine_tuned_classifiers_argmax(tmp_path, capsys):
+def test_dynamic_int8_task_export_keeps_a_fine_tuned_classifiers_argmax(
+        tmp_path, tmp_path_factory, capsys):
     """The classifier fine-tuned in the test (the encoder test's bag-of-words task), exported with
     tflite_quantization=dynamic_int8: load_serving's TFLite engine predicts its class on ≥ 99 %
     of 400 held-out rows."""
-    classifier, dev = fine_tuned_classifier()  # > 90 % training accuracy, 400 held-out rows
+    # > 90 % training accuracy, 400 held-out rows
+    classifier, dev = fine_tuned_classifier(tmp_path_factory)
     path = str(tmp_path / "int8")
     export_classifier(classifier, path, FINETUNED_SEQ, is_regression=False,
                       tflite_quantization="dynamic_int8")

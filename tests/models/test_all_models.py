@@ -62,13 +62,25 @@ def _float_outputs(outputs) -> dict[str, np.ndarray]:
     return flat
 
 
+_FLOAT32: dict = {}
+
+
+def float32_model(name: str):
+    """(model, feed, its float outputs) of `MODELS[name]` in float32, built once per process:
+    the round trip's source and the mixed-precision tests' reference."""
+    if name not in _FLOAT32:
+        factory, feed_fn = MODELS[name]
+        config = _config()
+        model = factory(config)
+        feed = feed_fn(config)
+        _FLOAT32[name] = (model, feed, _float_outputs(model(feed)))
+    return _FLOAT32[name]
+
+
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_keras_file_round_trip(tmp_path, name):
-    factory, feed_fn = MODELS[name]
+    model, feed, expected = float32_model(name)
     config = _config()
-    model = factory(config)
-    feed = feed_fn(config)
-    expected = _float_outputs(model(feed))
     path = tmp_path / f"{name}.keras"
     model.save(path)
     restored = keras.saving.load_model(path)
@@ -84,11 +96,9 @@ def test_keras_file_round_trip(tmp_path, name):
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_mixed_precision_keeps_float32_parts(monkeypatch, name, policy):
-    factory, feed_fn = MODELS[name]
+    factory, _ = MODELS[name]
+    reference, feed, expected = float32_model(name)
     config = _config()
-    feed = feed_fn(config)
-    reference = factory(config)
-    expected = _float_outputs(reference(feed))
     softmax_dtypes = []
     softmax = keras.ops.softmax
 

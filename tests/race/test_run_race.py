@@ -4,8 +4,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -18,6 +16,7 @@ from albert_tf.race.examples import read_race_split
 from albert_tf.race.features import convert_examples_to_features
 from albert_tf.race.predictions import read_predictions
 from albert_tf.race.runner import RaceRunOptions, run
+from tests.in_process_tools import run_tool
 from tests.race.conftest import copy_fixtures, fixture_dir
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -222,10 +221,10 @@ def test_summary_names_only_the_levels_read(config_file, spm_model, tmp_path, ca
     assert f"RACE test: {questions} questions (middle)\n" in caplog.text
 
 
-def _cli(args, cwd):
-    return subprocess.run([sys.executable, os.path.join(REPO, "run_race.py"), *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=300,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+def _cli(args):
+    """run_race's command line in this process (absl parses it, `cli.run_script` reports
+    errors, as `python run_race.py` does; `python run_x.py` as a process: tests/test_script_flags.py)."""
+    return run_tool("albert_tf.run_race", *args)
 
 
 def test_cli_bad_input_is_one_line_and_nonzero_exit(config_file, spm_model, tmp_path):
@@ -239,8 +238,8 @@ def test_cli_bad_input_is_one_line_and_nonzero_exit(config_file, spm_model, tmp_
     output_dir = tmp_path / "out"
     completed = _cli([f"--data_dir={data_dir}", f"--albert_config_file={config_file}",
                       f"--spm_model_file={spm_model}", f"--output_dir={output_dir}",
-                      f"--max_seq_length={SEQ}", f"--max_qa_length={QA}"], REPO)
-    assert completed.returncode == 1
+                      f"--max_seq_length={SEQ}", f"--max_qa_length={QA}"])
+    assert completed.status == 1
     lines = completed.stderr.strip().splitlines()
     assert [line for line in lines if line.startswith("run_race")] == lines[-1:] == [
         f"run_race: error: {bad}: question 1: answer 'E' is not one of A, B, C, D"]

@@ -3,8 +3,6 @@
 import json
 import logging
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -13,6 +11,7 @@ from albert_tf.models import AlbertPretrainer
 from albert_tf.squad.metrics import evaluate_v1, evaluate_v2
 from albert_tf.squad.examples import SquadDataError, read_squad_file
 from albert_tf.squad.runner import SquadRunOptions, run
+from tests.in_process_tools import run_tool
 from tests.squad.conftest import fixture_path
 from tests.squad.reference import (assert_matches_reference, reference_options,
                                    seeded_init_checkpoint, tiny_config)
@@ -150,13 +149,13 @@ def test_bad_input_stops_before_writing_anything(config_file, spm_model, tmp_pat
 
 
 def test_cli_reports_bad_input_in_one_line(config_file, spm_model, tmp_path):
-    completed = subprocess.run(
-        [sys.executable, os.path.join(REPO, "run_squad.py"), f"--albert_config_file={config_file}",
-         f"--spm_model_file={spm_model}", f"--output_dir={tmp_path}", "--do_predict", "--max_seq_length=96",
-         f"--predict_file={fixture_path('dev-v2.0.json')}"],
-        capture_output=True, text=True, cwd=REPO, timeout=300,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
-    assert completed.returncode == 1
+    """run_squad's command line in this process (absl parses it, `cli.run_script` reports
+    errors, as `python run_squad.py` does; `python run_x.py` as a process: tests/test_script_flags.py)."""
+    completed = run_tool(
+        "albert_tf.run_squad", f"--albert_config_file={config_file}",
+        f"--spm_model_file={spm_model}", f"--output_dir={tmp_path}", "--do_predict",
+        "--max_seq_length=96", f"--predict_file={fixture_path('dev-v2.0.json')}")
+    assert completed.status == 1
     lines = completed.stderr.strip().splitlines()
     assert [line for line in lines if line.startswith("run_squad")] == lines[-1:] == [f"run_squad: error: {fixture_path('dev-v2.0.json')}: this is a SQuAD 2.0 "
                       "file (\"version\": \"v2.0\"); pass --version_2_with_negative to use it"]

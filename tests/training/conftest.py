@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import tiny_config
 from tests.run_once import run_once
-from tests.training import processes, synthetic
+from tests.training import fault_runs, processes, synthetic
 
 SEQ_LEN, NUM_PREDICTIONS = 16, 4
 
@@ -54,7 +54,9 @@ def _mirrored_parity(*args: str) -> dict:
 
 
 # The uninterrupted run the fault tests compare with (tests/training/test_faults_*.py):
-# dropout on, deterministic ops, checkpoints at 4, 8 and 12, one step per loop call.
+# dropout on, deterministic ops, checkpoints at 4, 8 and 12, one step per loop call. One layer
+# (ALBERT shares its weights across layers, so the checkpoint holds the same variables as two):
+# each process of these tests traces one layer fewer.
 FAULT_RUN_FLAGS = ["--deterministic", "--train_batch_size=8", "--num_train_steps=12",
                    "--save_checkpoints_steps=4", "--iterations_per_loop=1", "--log_steps=1"]
 
@@ -68,9 +70,27 @@ def fault_run(tmp_path_factory, pretraining_files) -> tuple[list[str], str]:
 
 def _fault_run(root, common: list[str]) -> tuple[list[str], str]:
     config = root / "dropout_config.json"
-    tiny_config(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1).to_json_file(config)
+    tiny_config(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
+                num_hidden_layers=1).to_json_file(config)
     flags = [*common, f"--albert_config_file={config}", *FAULT_RUN_FLAGS]
     result = processes.run(["run_pretraining.py", *flags, f"--output_dir={root / 'reference'}"],
                            timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return flags, str(root / "reference")
+
+
+@pytest.fixture(scope="session")
+def multi_worker_run(tmp_path_factory, fault_run) -> dict:
+    """fault_run's flags on two MultiWorkerMirrored worker processes, uninterrupted: {"flags",
+    "output_dir" (the chief's; worker 1's checkpoints are in its .worker_1), "logs" (the
+    workers' outputs)}. The reference of test_faults_workers.py, checked by test_distribute.py."""
+    flags, _ = fault_run
+    return run_once(tmp_path_factory, "multi_worker_run",
+                    lambda root: _multi_worker_run(root, flags))
+
+
+def _multi_worker_run(root, flags: list[str]) -> dict:
+    results = fault_runs.finish_all(fault_runs.start_workers(flags, root / "run"))
+    for status, log in results:
+        assert status == 0, log[-3000:]
+    return {"flags": flags, "output_dir": str(root / "run"), "logs": [log for _, log in results]}

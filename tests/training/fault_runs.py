@@ -4,6 +4,7 @@ signals at a chosen step, and exact comparisons of checkpoints."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import resource
 import signal
@@ -44,6 +45,32 @@ def signal_at_step(args: list[str], step: int, signum: int, timeout: float = 240
         return run.finish(timeout=120)
     finally:
         run.process.kill()
+
+
+def start_workers(flags: list[str], out, pause_worker: int | None = None, step: int = 0
+                  ) -> list[processes.Output]:
+    """Two MultiWorkerMirrored workers on 127.0.0.1 running `run_pretraining.py <flags>` into
+    `out`; worker `pause_worker` pauses at `step` (see PAUSE_SCRIPT)."""
+    ports = [processes.free_port() for _ in range(2)]
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+    workers = []
+    for index in range(2):
+        tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
+        pause = str(step if index == pause_worker else 0)
+        workers.append(processes.Output(processes.start(
+            [*PAUSE_SCRIPT, "run_pretraining.py", *flags, f"--output_dir={out}",
+             "--distribution_strategy=multi_worker_mirrored"],
+            TF_CONFIG=tf_config, TEST_PAUSE_AT_STEP=pause)))
+    return workers
+
+
+def finish_all(workers: list[processes.Output], timeout: float = 300) -> list[tuple[int, str]]:
+    """(exit status, output) of each worker; none is left running."""
+    try:
+        return [worker.finish(timeout) for worker in workers]
+    finally:
+        for worker in workers:
+            worker.process.kill()
 
 
 def checkpoint_steps(directory) -> list[int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import os
 
 import numpy as np
 import pytest
@@ -11,7 +11,7 @@ from absl import flags
 
 from albert_tf.training import flags as training_flags
 from albert_tf.training.distribute import get_strategy, input_context, tpu_cluster_resolver
-from tests.training import processes
+from tests.training.fault_runs import checkpoint_values
 
 
 def test_named_strategies_and_default():
@@ -51,36 +51,16 @@ def test_mirrored_two_cpus_matches_one_device(mirrored_parity):
     assert values["weights_max_diff"] < 1e-5
 
 
-def test_multi_worker_mirrored_two_processes(tmp_path, pretraining_files):
-    """Two workers on 127.0.0.1 train 4 steps and end with identical weights."""
-    _, _, common = pretraining_files
-    ports = [processes.free_port() for _ in range(2)]
-    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-    workers = []
-    for index in range(2):
-        tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
-        args = ["-m", "tests.training.scripts.run_with_hooks", *common,
-                f"--output_dir={tmp_path / 'out'}", "--distribution_strategy=multi_worker_mirrored",
-                "--train_batch_size=8", "--num_train_steps=4", "--save_checkpoints_steps=2",
-                "--iterations_per_loop=2", "--log_steps=2",
-                f"--test_dump_weights={tmp_path / f'worker{index}.npz'}"]
-        workers.append(processes.start(args, TF_CONFIG=tf_config))
-    outputs = []
-    try:
-        for worker in workers:
-            outputs.append(worker.communicate(timeout=240)[0])
-    finally:
-        for worker in workers:
-            worker.kill()
-    for worker, output in zip(workers, outputs):
-        assert worker.returncode == 0, output[-4000:]
-    assert "2 replica(s) in sync" in outputs[0]
-    w0, w1 = (np.load(tmp_path / f"worker{i}.npz") for i in range(2))
-    assert sorted(w0.files) == sorted(w1.files) and len(w0.files) > 20
-    for name in w0.files:
-        if "seed_generator" not in name:
-            np.testing.assert_allclose(w0[name], w1[name], atol=1e-6, err_msg=name)
-    assert (tmp_path / "out" / "model.ckpt-4.index").exists()
+def test_multi_worker_mirrored_two_processes(multi_worker_run):
+    """Two workers on 127.0.0.1 (the fault tests' 12 steps, conftest's multi_worker_run) end
+    with identical weights and optimizer state in their checkpoints."""
+    out = multi_worker_run["output_dir"]
+    assert "2 replica(s) in sync" in multi_worker_run["logs"][0]
+    chief = checkpoint_values(os.path.join(out, "model.ckpt-12"))
+    worker = checkpoint_values(os.path.join(out, ".worker_1", "model.ckpt-12"))
+    assert sorted(chief) == sorted(worker) and len(chief) > 60
+    for name, value in chief.items():  # dropout's seed states too
+        np.testing.assert_allclose(worker[name], value, atol=1e-6, err_msg=name)
 
 
 def tpu_flag_values() -> flags.FlagValues:

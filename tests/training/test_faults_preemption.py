@@ -48,7 +48,7 @@ def test_sigterm_pretraining_resumes_exactly(tmp_path, fault_run):
 def test_sigterm_run_classifier_resumes_exactly(tmp_path, text_assets):  # noqa: F811
     config = tmp_path / "albert_config.json"
     tiny_config(vocab_size=1000, max_position_embeddings=64, hidden_dropout_prob=0.1,
-                attention_probs_dropout_prob=0.1).to_json_file(config)
+                attention_probs_dropout_prob=0.1, num_hidden_layers=1).to_json_file(config)
     common = ["run_classifier.py", "--task_name=MRPC", f"--data_dir={GLUE_DIR}",
               f"--albert_config_file={config}", f"--spm_model_file={text_assets.spm_model}",
               "--max_seq_length=32", "--train_batch_size=4", "--learning_rate=1e-3",
@@ -66,32 +66,36 @@ def test_sigterm_run_classifier_resumes_exactly(tmp_path, text_assets):  # noqa:
                                 fault_runs.checkpoint_values(str(ref / "model.ckpt-8")), 20)
 
 
-def in_own_session(args: list[str]) -> dict:
-    """Runs tests/training/scripts/sigint_in_process.py `args` in a new session (its signals
-    stay there) and returns its JSON report."""
-    result = subprocess.run([sys.executable, "tests/training/scripts/sigint_in_process.py", *args],
+@pytest.fixture(scope="module")
+def in_own_session(tmp_path_factory) -> tuple[dict, str]:
+    """tests/training/scripts/sigint_in_process.py run once in a new session (its signals stay
+    there): (its JSON report, the output_dir of its training)."""
+    output_dir = tmp_path_factory.mktemp("sigint")
+    result = subprocess.run([sys.executable, "tests/training/scripts/sigint_in_process.py",
+                             str(output_dir)],
                             cwd=processes.REPO, env=processes.python_env(), capture_output=True,
                             text=True, timeout=240, start_new_session=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1]), output_dir
 
 
-def test_sigint_in_process_saves_the_last_step(tmp_path):
+def test_sigint_in_process_saves_the_last_step(in_own_session):
     """Ctrl-C during Trainer.train (in a process of its own): checkpoint of step 3 (steps of 1,
     checkpoints every 5), TrainingPreempted with status 130; the previous handler is back
     afterwards."""
-    report = in_own_session([str(tmp_path)])
-    assert report == {"exit_status": 130, "step": 3, "checkpoint": str(tmp_path / "model.ckpt-3"),
-                      "handler_restored": True}
+    reports, tmp_path = in_own_session
+    assert reports["sigint"] == {"exit_status": 130, "step": 3,
+                                 "checkpoint": str(tmp_path / "model.ckpt-3"),
+                                 "handler_restored": True}
     assert fault_runs.checkpoint_steps(tmp_path) == [3]
     values = fault_runs.checkpoint_values(str(tmp_path / "model.ckpt-3"))
     assert int(values["global_step/.ATTRIBUTES/VARIABLE_VALUE"]) == 3
 
 
-def test_signal_watch_and_local_guard():
+def test_signal_watch_and_local_guard(in_own_session):
     """The watch records the first signal; the guard saves then raises, else runs (in a
     process of its own)."""
-    report = in_own_session(["--watch"])
+    report = in_own_session[0]["watch"]
     assert report == {
         "active": True, "runs_before": True, "received": signal.SIGTERM,
         "preempted": report.get("preempted", ""), "saved": 1, "interrupted": True,

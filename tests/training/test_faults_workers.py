@@ -7,14 +7,13 @@ two-worker run's."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
 
 import pytest
 
-from tests.training import fault_runs, processes
+from tests.training import fault_runs
 
 # Slow tier (make test-all): two worker processes killed and restarted;
 # tests/training/test_faults_checkpoints.py covers the checkpoint side fast.
@@ -25,37 +24,12 @@ pytestmark = pytest.mark.slow
 LOST_PEER_BOUND_S = 90
 
 
-def start_workers(flags: list[str], out, pause_worker: int | None = None, step: int = 0
-                  ) -> list[processes.Output]:
-    ports = [processes.free_port() for _ in range(2)]
-    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-    workers = []
-    for index in range(2):
-        tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
-        pause = str(step if index == pause_worker else 0)
-        workers.append(processes.Output(processes.start(
-            [*fault_runs.PAUSE_SCRIPT, "run_pretraining.py", *flags, f"--output_dir={out}",
-             "--distribution_strategy=multi_worker_mirrored"],
-            TF_CONFIG=tf_config, TEST_PAUSE_AT_STEP=pause)))
-    return workers
-
-
-def finish_all(workers: list[processes.Output], timeout: float = 300) -> list[tuple[int, str]]:
-    try:
-        return [worker.finish(timeout) for worker in workers]
-    finally:
-        for worker in workers:
-            worker.process.kill()
-
-
-def test_killed_worker_is_reported_and_the_restart_resumes(tmp_path, fault_run):
-    flags, _ = fault_run
-    reference = finish_all(start_workers(flags, tmp_path / "ref"))
-    for status, log in reference:
-        assert status == 0, log[-3000:]
-
+def test_killed_worker_is_reported_and_the_restart_resumes(tmp_path, multi_worker_run):
+    """The uninterrupted two-worker run is tests/training/conftest.py's multi_worker_run
+    (shared with test_distribute.py)."""
+    flags = multi_worker_run["flags"]
     out = tmp_path / "run"
-    workers = start_workers(flags, out, pause_worker=1, step=6)
+    workers = fault_runs.start_workers(flags, out, pause_worker=1, step=6)
     try:
         assert workers[1].wait_for("PAUSED AT STEP 6", 300), "".join(workers[1].lines[-40:])
         os.kill(workers[1].process.pid, signal.SIGKILL)
@@ -63,19 +37,19 @@ def test_killed_worker_is_reported_and_the_restart_resumes(tmp_path, fault_run):
         status, log = workers[0].finish(LOST_PEER_BOUND_S)
         waited = time.monotonic() - killed
     finally:
-        finish_all(workers, timeout=5)
+        fault_runs.finish_all(workers, timeout=5)
     assert status == 1 and waited < LOST_PEER_BOUND_S, (status, waited, log[-3000:])
     errors = [line for line in log.splitlines() if line.startswith("run_pretraining: error:")]
     assert len(errors) == 1, log[-3000:]
     assert "lost peer worker /job:worker/replica:0/task:1" in errors[0]
     assert errors[0].endswith(f"resume from {out}/model.ckpt-4")
 
-    restarted = finish_all(start_workers(flags, out))
+    restarted = fault_runs.finish_all(fault_runs.start_workers(flags, out))
     for status, log in restarted:
         assert status == 0, log[-3000:]
         assert "model.ckpt-4 at step 4" in log
     fault_runs.assert_identical(str(out / "model.ckpt-12"), fault_runs.checkpoint_values(
-        str(tmp_path / "ref" / "model.ckpt-12")), 60)
+        os.path.join(multi_worker_run["output_dir"], "model.ckpt-12")), 60)
 
 
 def test_lost_peer_is_named_from_either_error_tensorflow_gives():

@@ -21,7 +21,7 @@ from albert_tf.models import AlbertPretrainer
 from albert_tf.training import Callback, LoopConfig, Trainer, create_optimizer
 from albert_tf.pretraining.modeling import PretrainingObjective
 from albert_tf.pretraining.records import pretraining_dataset_fn
-from tests.training import processes
+from tests.in_process_tools import run_tool
 
 # Slow tier (make test-all): 300 training steps (learning, not a mechanism);
 # tests/training/test_run_pretraining.py covers the loop fast.
@@ -55,14 +55,14 @@ def records(tmp_path_factory):
     model = train_tiny_spm(corpus, str(root / "spm"), vocab_size=VOCAB)
     write_split(corpus, str(root / "train.txt"), str(root / "held_out.txt"))
     outputs = {}
-    for name, dupe in (("train", 2), ("held_out", 1)):
+    for name, dupe in (("train", 2), ("held_out", 1)):  # the command line, in this process
         outputs[name] = str(root / f"{name}.tfrecord")
-        result = processes.run(
-            ["-m", "albert_tf.create_pretraining_data", f"--input_file={root / (name + '.txt')}",
-             f"--output_file={outputs[name]}", f"--spm_model_file={model}",
-             f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PRED}",
-             f"--dupe_factor={dupe}", "--num_workers=1", "--random_seed=3"], timeout=120)
-        assert result.returncode == 0, result.stderr[-3000:]
+        result = run_tool(
+            "albert_tf.create_pretraining_data", f"--input_file={root / (name + '.txt')}",
+            f"--output_file={outputs[name]}", f"--spm_model_file={model}",
+            f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PRED}",
+            f"--dupe_factor={dupe}", "--num_workers=1", "--random_seed=3")
+        assert result.status == 0, result.stderr[-3000:]
     return outputs
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from tests.conftest import tiny_config
 from tests.training import processes
 
 STEPS, EVERY = 6, 2
@@ -32,8 +33,11 @@ def _evaluations(path: str) -> list[dict[str, str]]:
 
 def test_evaluator_follows_the_trainer(pretraining_files, tmp_path):
     _, _, common = pretraining_files
+    config = tmp_path / "one_layer.json"  # two processes trace one layer fewer
+    tiny_config(num_hidden_layers=1).to_json_file(config)
     out = tmp_path / "out"
-    flags = ["run_pretraining.py", *common, f"--output_dir={out}", "--train_batch_size=4",
+    flags = ["run_pretraining.py", *common, f"--albert_config_file={config}",
+             f"--output_dir={out}", "--train_batch_size=4",
              f"--num_train_steps={STEPS}", f"--save_checkpoints_steps={EVERY}", "--log_steps=2",
              "--iterations_per_loop=1", "--eval_batch_size=4", "--max_eval_steps=3"]
     log = processes.trainer_and_side_car(

@@ -2,10 +2,11 @@
 their own: a pytest-xdist worker that received them ended (CI hung on it), so no test signals
 its own process.
 
-    python tests/training/scripts/sigint_in_process.py OUTPUT_DIR   # Trainer + Ctrl-C at step 3
-    python tests/training/scripts/sigint_in_process.py --watch      # SignalWatch + LocalGuard
+    python tests/training/scripts/sigint_in_process.py OUTPUT_DIR
 
-Each prints one JSON line of what happened.
+SignalWatch + LocalGuard first, then a Trainer with Ctrl-C at step 3 writing to OUTPUT_DIR
+(one process for both: each restores the handlers it changed). Prints one JSON line
+{"watch": {...}, "sigint": {...}} of what happened.
 """
 
 from __future__ import annotations
@@ -62,22 +63,18 @@ def watch_and_guard() -> dict:
     return report
 
 
-def main(output_dir: str) -> None:
+def sigint_during_training(output_dir: str) -> dict:
     before = signal.getsignal(signal.SIGINT)
     trainer = make_trainer(output_dir, steps=10, iterations_per_loop=1, log_steps=1,
                            callbacks=[SendAt(3, signal.SIGINT)])
     try:
         trainer.train(synthetic.dataset_fn(8))
     except TrainingPreempted as e:
-        print(json.dumps({"exit_status": e.exit_status, "step": e.step,
-                          "checkpoint": e.checkpoint,
-                          "handler_restored": signal.getsignal(signal.SIGINT) is before}))
-        return
-    print(json.dumps({"error": "training was not preempted"}))
+        return {"exit_status": e.exit_status, "step": e.step, "checkpoint": e.checkpoint,
+                "handler_restored": signal.getsignal(signal.SIGINT) is before}
+    return {"error": "training was not preempted"}
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--watch":
-        print(json.dumps(watch_and_guard()))
-    else:
-        main(sys.argv[1])
+    watch = watch_and_guard()
+    print(json.dumps({"watch": watch, "sigint": sigint_during_training(sys.argv[1])}))
