@@ -11,6 +11,13 @@ import pytest
 
 from albert_tf import AlbertConfig
 
+# Subprocesses that inherit this environment start without the test-only scikit-learn, as a
+# runtime install does (tests/runtime_site/sklearn; tests that set PYTHONPATH use
+# tests/training/processes.RUNTIME_PYTHONPATH). This process keeps it (it is imported already).
+_RUNTIME_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime_site")
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [_RUNTIME_SITE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+
 
 def tiny_config(**overrides) -> AlbertConfig:
     """H=32, 2 layers, vocab 100, E=16: the default test model."""

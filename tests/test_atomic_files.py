@@ -12,6 +12,7 @@ import pytest
 
 from albert_tf.runtime import atomic_files
 from albert_tf.runtime.atomic_files import atomic_directory, atomic_file
+from tests.training.processes import RUNTIME_PYTHONPATH
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -58,7 +59,7 @@ print(json.dumps(modes))
 
 def _modes_under(umask: int, root) -> dict[str, int]:
     result = subprocess.run([sys.executable, "-c", _WRITER, str(root)], umask=umask, cwd=REPO,
-                            env=dict(os.environ, PYTHONPATH=REPO), capture_output=True,
+                            env=dict(os.environ, PYTHONPATH=RUNTIME_PYTHONPATH), capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)

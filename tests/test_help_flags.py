@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from albert_tf.cli import asks_for_help
+from tests.training.processes import RUNTIME_PYTHONPATH
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOOP_FLAGS = ["dtype", "jit_compile", "seed", "distribution_strategy", "gradient_accumulation_steps"]
@@ -47,7 +48,7 @@ TOOLS: dict[str, list[str]] = {
 
 def run_help(tool: str, *flags: str) -> subprocess.CompletedProcess:
     command = [tool] if tool.endswith(".py") else ["-m", tool]
-    env = dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="2")
+    env = dict(os.environ, PYTHONPATH=RUNTIME_PYTHONPATH, TF_CPP_MIN_LOG_LEVEL="2")
     return subprocess.run([sys.executable, *command, *flags], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)
 

@@ -24,14 +24,25 @@ Every block of the README must have an entry in `SECTIONS`, so a new block canno
 untested. The ```text block (Architecture) is checked instead: every path it names exists.
 The pip user's block ("Installed with pip") runs in tests/test_pip_install.py, in a fresh
 virtual environment holding the built wheel (`Section.run_by`).
+
+The commands run under umask 022, and everything a section's commands wrote (not the SETUP
+stand-ins) must be 0644 for a file and 0755 for a directory, with no *.tmp left over (issue 20
+§3: a model server running as another user must read the exports; owner-only modes, what
+tempfile.mkstemp/mkdtemp give, broke that). `Section.writes` names the outputs each section
+must have written, so the walk covers every kind: corpus, SentencePiece model, TFRecords,
+checkpoints (ours, the original's, Hugging Face's), eval results, TensorBoard events, feature
+files, predictions, task and encoder exports (SavedModel, TFLite, ONNX, OpenVINO), the
+preprocessing export, the curves PNG.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -39,6 +50,7 @@ import numpy as np
 import pytest
 
 from albert_tf.runtime import stderr_filter
+from tests.training.processes import RUNTIME_PYTHONPATH
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
@@ -69,6 +81,9 @@ class Section:
     setup: tuple[str, ...] = ()                       # names of SETUP functions
     substitutions: tuple[tuple[str, str], ...] = ()   # (README text, what runs instead)
     run_by: str | None = None                         # another test file runs its blocks
+    writes: tuple[str, ...] = ()                      # outputs it must write (fnmatch patterns)
+    foreign: tuple[str, ...] = ()                     # written by another library: modes not ours
+    scikit_learn: bool = False                        # make paper's probes: not hidden (runtime_site)
 
 
 TINY_HF = (
@@ -88,23 +103,35 @@ SECTIONS: dict[str, Section] = {
                                    "DEMO_GLUE_TRAIN=64 DEMO_GLUE_DEV=16 DEMO_GLUE_TEST=8")
          + " "),
         ("make test ", "true "),  # this suite itself (CI: .ci/run)
-    )),
+    ), writes=tuple(f"demo_output/{path}" for path in (
+        "corpus.txt", "spm.model", "pretrain.tfrecord", "pretrain/checkpoint",
+        "pretrain/eval_results.txt", "pretrain/train/events.*", "glue/MRPC/train.tsv",
+        "mrpc_pretrained/mrpc_train.tf_record",
+        "mrpc_pretrained/model.ckpt-best.index", "mrpc_pretrained/eval_results.txt",
+        "export/encoder/assets/albert_config.json", "export/encoder/assets/spm.model",
+        "export/preprocess/saved_model.pb", "pretraining_curves.png"))),
     "Installed with pip": Section(run_by="tests/test_pip_install.py"),
     "Configs, presets, models": Section(),
     "ALBERT layers in your own Keras model": Section(),
-    "Released checkpoints": Section(setup=("albert_base",)),
+    "Released checkpoints": Section(setup=("albert_base",), writes=(
+        "out/model.ckpt.index", "out/model_only/model.ckpt.index")),
     "Hugging Face checkpoints": Section(setup=("albert_base", "corpus"), substitutions=(
         ("pip install huggingface_hub ", "true "),
         ("hf download albert/albert-base-v2 config.json model.safetensors spiece.model "
          "--local-dir albert-base-v2", TINY_HF.format(tests=os.path.join(REPO, "tests"))),
-    )),
+    ), writes=("out/mnli-hf/model.safetensors", "albert_base_tf1/model.ckpt.index",
+               "albert_base_hf/model.safetensors", "albert_base_ours/model.ckpt-0.index",
+               "albert_tf1/model.ckpt.index", "hf_finetuned/model.safetensors"),
+        # transformers' save_pretrained (the stand-in download, the reader's own model) → 0600
+        foreign=("albert-base-v2/model.safetensors", "hf_albert/model.safetensors")),
     "Pretraining": Section(setup=("corpus", "pretraining_config"), substitutions=(
         ("--vocab_size=30000", "--vocab_size=400"),
         ("--max_seq_length=512", "--max_seq_length=64"),
         ("--dupe_factor=10", "--dupe_factor=1"),
         ("--train_batch_size=4096", "--train_batch_size=8"),
         ("--num_train_steps=125000 --num_warmup_steps=3125", "--num_train_steps=4 --num_warmup_steps=1"),
-    )),
+    ), writes=("30k-clean.model", "out/train.tfrecord", "out/pretrain/checkpoint",
+               "out/pretrain/eval_results.txt", "out/pretrain/train/events.*")),
     "Fine-tuning": Section(setup=("albert_base", "glue", "squad", "race"), substitutions=(
         ("--max_seq_length=128", "--max_seq_length=64"),
         ("--train_batch_size=128 --learning_rate=3e-5 --train_step=10000 --warmup_step=1000",
@@ -116,7 +143,9 @@ SECTIONS: dict[str, Section] = {
          "--warmup_step=1000",
          "--max_seq_length=64 --max_qa_length=32 --train_batch_size=4 --learning_rate=1e-5 --train_step=2 "
          "--warmup_step=1"),
-    )),
+    ), writes=("out/mnli/mnli_train.tf_record", "out/mnli/model.ckpt-best.index",
+               "out/mnli/eval_results.txt", "out/mnli/MNLI-m.tsv", "out/squad2/predictions.json",
+               "out/race/model.ckpt-best.index")),
     "Export and TF-Hub": Section(setup=("albert_base", "glue", "squad"), substitutions=(
         ("--seq_length=128", "--seq_length=64"),
         ("--max_seq_length=128 --do_train --do_eval --train_batch_size=32 \\\n"
@@ -128,16 +157,20 @@ SECTIONS: dict[str, Section] = {
          "--max_seq_length=64 --max_query_length=16 --doc_stride=32 --train_batch_size=8 "
          "--learning_rate=5e-5 --num_train_epochs=0.5"),
         ("np.zeros((1, 384), np.int32)", "np.zeros((1, 64), np.int32)"),
-    )),
+    ), writes=("out/encoder/saved_model.pb", "out/encoder/assets/albert_config.json",
+               "out/encoder/assets/30k-clean.model", "out/preprocess/saved_model.pb",
+               "out/mrpc_hub/model.ckpt-best.index", "out/classifier.keras",
+               "out/squad/export/saved_model/saved_model.pb", "out/squad/export/albert_model.tflite")),
     "Serving on a CPU (fp32, bf16, int8; TensorFlow, TFLite, OpenVINO)": Section(
         setup=("albert_base",), substitutions=(
             ("--tflite_seq_length=128", "--tflite_seq_length=16"),
-        )),
-    "Reproducing the paper's ablations": Section(substitutions=(
+        ), writes=("out/serving/albert_encoder.tflite", "out/serving/onnx/albert_encoder.onnx",
+                   "out/serving/openvino/albert_encoder.xml", "models/albert/1/saved_model.pb")),
+    "Reproducing the paper's ablations": Section(scikit_learn=True, substitutions=(
         ("make paper ", make_target("paper", ".venv/.installed-paper",
                                     "PAPER_DIR=$PWD/paper_output PAPER_TABLES=2 "
                                     "PAPER_FLAGS=--budget=tiny") + " "),
-    )),
+    ), writes=("paper_output/results.md",)),
     "Architecture": Section(),
 }
 
@@ -278,7 +311,10 @@ def test_readme_section_runs(heading, tmp_path):
     work.mkdir()
     for script in ["run_pretraining.py", "run_classifier.py", "run_squad.py", "run_race.py"]:
         (work / script).symlink_to(os.path.join(REPO, script))
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": REPO,
+    section = SECTIONS[heading]
+    # As a runtime install: without the test-only scikit-learn (tests/runtime_site/sklearn).
+    path = REPO if section.scikit_learn else RUNTIME_PYTHONPATH
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": path,
            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     here = os.getcwd()
     os.chdir(work)
@@ -287,6 +323,7 @@ def test_readme_section_runs(heading, tmp_path):
             SETUP[name](str(work))
     finally:
         os.chdir(here)
+    stand_ins = set(walk_modes(work))  # the reader's files, written by this test
     for index, (language, code) in enumerate(blocks):
         command = {"python": [sys.executable, "-c", code],
                    "bash": ["bash", "-euo", "pipefail", "-c", code]}[language]
@@ -295,7 +332,7 @@ def test_readme_section_runs(heading, tmp_path):
         block_env = env if language == "python" else {
             k: v for k, v in env.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
         result = subprocess.run(command, cwd=work, env=block_env, capture_output=True,
-                                text=True, timeout=900)
+                                text=True, timeout=900, umask=0o022)
         assert result.returncode == 0, (
             f"README {heading!r} block {index} failed:\n{code}\n{result.stdout[-2000:]}\n"
             f"{result.stderr[-4000:]}")
@@ -304,3 +341,30 @@ def test_readme_section_runs(heading, tmp_path):
                      if not stderr_filter.keep(line.encode(), NVIDIA_DRIVER)]
             assert not noise, (f"README {heading!r} block {index}: TensorFlow's INFO/WARNING "
                                f"or known-harmless lines reached stderr:\n" + "\n".join(noise[:10]))
+    assert_outputs_readable(heading, {path: mode for path, mode in walk_modes(work).items()
+                                      if path not in stand_ins})
+
+
+def walk_modes(root) -> dict[str, tuple[bool, int]]:
+    """{path relative to root: (is a directory, permission bits)} of everything under root."""
+    found = {}
+    for directory, dirs, names in os.walk(root):
+        for name in dirs + names:
+            path = os.path.join(directory, name)
+            mode = os.lstat(path).st_mode
+            found[os.path.relpath(path, root)] = (stat.S_ISDIR(mode), stat.S_IMODE(mode))
+    return found
+
+
+def assert_outputs_readable(heading: str, written: dict[str, tuple[bool, int]]) -> None:
+    """Under umask 022: files 0644, directories 0755, no *.tmp; the section's `writes` there."""
+    section = SECTIONS[heading]
+    written = {path: mode for path, mode in written.items()
+               if not any(fnmatch.fnmatch(path, pattern) for pattern in section.foreign)}
+    for pattern in section.writes:
+        assert fnmatch.filter(written, pattern), (
+            f"README {heading!r}: nothing written matches {pattern!r}", sorted(written))
+    assert not [path for path in written if path.endswith(".tmp")], heading
+    wrong = {path: oct(mode) for path, (is_dir, mode) in written.items()
+             if mode != (0o755 if is_dir else 0o644)}
+    assert wrong == {}, f"README {heading!r}: not 0644 (files) / 0755 (directories): {wrong}"

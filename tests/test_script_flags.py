@@ -8,12 +8,13 @@ import subprocess
 import sys
 
 import pytest
+from tests.training.processes import RUNTIME_PYTHONPATH
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run(args: list[str]) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=REPO)
+    env = dict(os.environ, PYTHONPATH=RUNTIME_PYTHONPATH)
     env.pop("TF_CPP_MIN_LOG_LEVEL", None)  # as a user runs them
     return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=120)

@@ -20,6 +20,7 @@ from absl import flags
 
 from albert_tf.runtime import options
 from albert_tf.training.loop_options import LoopSettings
+from tests.training.processes import RUNTIME_PYTHONPATH
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -180,7 +181,7 @@ print(json.dumps(results))
 def option_rows() -> dict[str, list[list]]:
     """{script: [[field, default, flag default, flag help, spec help, required×2], ...]}."""
     result = subprocess.run([sys.executable, "-c", PROBE, json.dumps(SCRIPTS)], cwd=REPO,
-                            env=dict(os.environ, PYTHONPATH=REPO), capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=RUNTIME_PYTHONPATH), capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])

@@ -21,6 +21,7 @@ import tempfile
 from typing import Any
 
 import tensorflow as tf
+from tensorflow.python.saved_model import save_context  # no public equivalent
 
 from albert_tf.checkpoints.tf1_hub_files import CONFIG_ASSET  # the original's asset name
 from albert_tf.export.assets import asset_copy
@@ -56,14 +57,17 @@ def _flat(outputs: dict[str, Any]) -> dict[str, tf.Tensor]:
 def _reusable_object(call, variables, trainable_variables, signature) -> tf.train.Checkpoint:
     """A trackable with the reusable-SavedModel attributes, traced for both training modes."""
     obj = tf.train.Checkpoint()
-    function = tf.function(call)
-    function.get_concrete_function(signature, training=False)
-    function.get_concrete_function(signature, training=True)
+    function = tf.function(call, autograph=False)
+    # Traced under the context `tf.saved_model.save` traces in (its default options), so
+    # saving finds these traces instead of making them again.
+    with save_context.save_context(tf.saved_model.SaveOptions()):
+        function.get_concrete_function(signature, training=False)
+        function.get_concrete_function(signature, training=True)
     obj.__call__ = function
     obj.call_inference = tf.function(lambda inputs: _flat(call(inputs, training=False)),
-                                     input_signature=[signature])
+                                     input_signature=[signature], autograph=False)
     obj.call_training = tf.function(lambda inputs: _flat(call(inputs, training=True)),
-                                    input_signature=[signature])
+                                    input_signature=[signature], autograph=False)
     # Raw tf.Variables (Keras 3 wraps them) so every loader sees ordinary variables.
     obj.variables = [v.value for v in variables]
     obj.trainable_variables = [v.value for v in trainable_variables]
@@ -99,7 +103,7 @@ def build_export_object(encoder: AlbertEncoder, spm_model_file: str | None, conf
     root.compute_dtype = tf.Variable(str(encoder.compute_dtype), trainable=False,
                                      name="compute_dtype")
     serving = tf.function(lambda inputs: _flat(_encoder_outputs(encoder, inputs, False)),
-                          input_signature=[signature])
+                          input_signature=[signature], autograph=False)
     return root, {"serving_default": serving.get_concrete_function()}
 
 

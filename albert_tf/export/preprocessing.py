@@ -22,6 +22,7 @@ import tempfile
 
 import tensorflow as tf
 import tensorflow_text as tf_text
+from tensorflow.python.saved_model import save_context  # no public equivalent
 
 from albert_tf.export.assets import asset_copy
 
@@ -62,22 +63,31 @@ class AlbertPreprocessor(tf.Module):
 
     def _fix_digit_comma(self, ids: tf.RaggedTensor) -> tf.RaggedTensor:
         """Pieces ending in "<digit>," are re-encoded without ▁ and the comma, plus ","."""
+        # Flat index arithmetic, no ragged concat/validation: every row split below is a
+        # cumulative sum of non-negative lengths, valid by construction (faster to export).
         flat_ids = ids.flat_values
         pieces = self.tokenizer.id_to_string(flat_ids)
         hit = tf.strings.regex_full_match(pieces, r".*[0-9],") & (tf.strings.length(pieces, "UTF8_CHAR") > 1)
         hit_pieces = tf.boolean_mask(pieces, hit)
         stripped = tf.strings.regex_replace(tf.strings.regex_replace(hit_pieces, ",$", ""),
                                             SPIECE_UNDERLINE, "")
-        reencoded = self.tokenizer.tokenize(stripped)
-        comma = tf.fill([tf.shape(hit_pieces)[0], 1], self.comma_id)
-        replacements = tf.concat([reencoded, tf.RaggedTensor.from_tensor(comma)], axis=1)
-        singles = tf.RaggedTensor.from_tensor(flat_ids[:, None])
-        stacked = tf.concat([singles, replacements], axis=0)
-        n = tf.shape(flat_ids)[0]
-        position = tf.cumsum(tf.cast(hit, tf.int32)) - 1
-        index = tf.where(hit, n + position, tf.range(n))
-        per_piece = tf.gather(stacked, index)  # [pieces, (ids)]
-        return tf.RaggedTensor.from_row_lengths(per_piece, ids.row_lengths()).merge_dims(1, 2)
+        reencoded = self.tokenizer.tokenize(stripped)  # [hits, (ids)]; each gets "," appended
+        starts = tf.cast(reencoded.row_splits, tf.int64)
+        n = tf.shape(flat_ids, out_type=tf.int64)[0]
+        out_len = tf.tensor_scatter_nd_update(tf.ones([n], tf.int64), tf.where(hit),
+                                              starts[1:] - starts[:-1] + 1)
+        out_splits = tf.concat([tf.zeros([1], tf.int64), tf.cumsum(out_len)], axis=0)
+        position = tf.range(out_splits[-1])
+        piece = tf.searchsorted(out_splits[1:], position, side="right", out_type=tf.int64)
+        offset = position - tf.gather(out_splits, piece)
+        hit_index = tf.maximum(tf.gather(tf.cumsum(tf.cast(hit, tf.int64)) - 1, piece), 0)
+        values = tf.concat([flat_ids, reencoded.flat_values, [self.comma_id]], axis=0)
+        index = tf.where(~tf.gather(hit, piece), piece,
+                         tf.where(offset < tf.gather(out_len, piece) - 1,
+                                  n + tf.gather(starts, hit_index) + offset,
+                                  n + tf.shape(reencoded.flat_values, out_type=tf.int64)[0]))
+        return tf.RaggedTensor.from_row_splits(tf.gather(values, index),
+                                               tf.gather(out_splits, ids.row_splits), validate=False)
 
     def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
         """String tensor [batch] → int32 ragged ids [batch, (pieces)]."""
@@ -113,44 +123,62 @@ class AlbertPreprocessor(tf.Module):
         if seq_length is None:
             seq_length = self.default_seq_length
         seq_length = tf.cast(seq_length, tf.int32)
-        segments = [s.merge_dims(1, -1) if s.ragged_rank > 1 else s for s in segments]
+        segments = [_merged_rows(s) if s.ragged_rank > 1 else s for s in segments]
         if len(segments) not in (1, 2):
             raise ValueError(f"bert_pack_inputs takes 1 or 2 segments, got {len(segments)}")
-        batch = segments[0].nrows(out_type=tf.int32)
-        cls = tf.fill([batch, 1], self.cls_id)
-        sep = tf.fill([batch, 1], self.sep_id)
+        # Each row is [CLS] a[:len_a] [SEP] (b[:len_b] [SEP]), padded or cut to seq_length;
+        # every position's id is gathered from the segments' values (no ragged concat or
+        # to_tensor, whose validation ops made the export slow).
+        a = segments[0]
+        len_a = tf.cast(a.row_lengths(), tf.int32)
+        j = tf.range(seq_length)[None, :]
         if len(segments) == 1:
-            a = segments[0][:, : seq_length - 2]
-            pieces = [cls, a, sep]
-            types = [tf.zeros_like(p) if not isinstance(p, tf.RaggedTensor) else tf.zeros_like(p)
-                     for p in pieces]
+            len_a = tf.minimum(tf.maximum(seq_length - 2, 0), len_a)[:, None]
+            b_values = tf.zeros([0], a.values.dtype)
+            b_starts = tf.zeros_like(a.row_starts())
+            len_b = has_b = tf.zeros_like(len_a)
         else:
-            len_a = tf.cast(segments[0].row_lengths(), tf.int32)
-            len_b = tf.cast(segments[1].row_lengths(), tf.int32)
+            b = segments[1]
+            tf.debugging.assert_equal(b.nrows(), a.nrows(),
+                                      message="bert_pack_inputs: segments of different batch sizes")
+            len_b = tf.cast(b.row_lengths(), tf.int32)
             has_b = len_b > 0  # an empty b makes a single-sentence row (faithfulness §8.3)
             budget = tf.where(has_b, seq_length - 3, seq_length - 2)
             new_a, new_b = self.truncated_lengths(len_a, len_b, budget)
-            a = tf.ragged.boolean_mask(segments[0], tf.ragged.range(len_a) < new_a[:, None])
-            b = tf.ragged.boolean_mask(segments[1], tf.ragged.range(len_b) < new_b[:, None])
-            sep_b = tf.ragged.boolean_mask(sep, has_b[:, None])
-            pieces = [cls, a, sep, b, sep_b]
-            types = [tf.zeros_like(cls), tf.zeros_like(a), tf.zeros_like(sep), tf.ones_like(b),
-                     tf.ones_like(sep_b)]
-        word_ids = tf.concat([_ragged(p) for p in pieces], axis=1)
-        type_ids = tf.concat([_ragged(t) for t in types], axis=1)
-        shape = tf.stack([batch, seq_length])
-        input_word_ids = word_ids.to_tensor(default_value=self.pad_id, shape=shape)
-        input_mask = tf.ones_like(word_ids).to_tensor(default_value=0, shape=shape)
-        input_type_ids = type_ids.to_tensor(default_value=0, shape=shape)
-        return {"input_word_ids": input_word_ids, "input_mask": input_mask, "input_type_ids": input_type_ids}
+            len_a = tf.minimum(tf.maximum(new_a, 0), len_a)[:, None]
+            len_b = tf.minimum(tf.maximum(new_b, 0), len_b)[:, None]
+            has_b = tf.cast(has_b, tf.int32)[:, None]
+            b_values, b_starts = b.values, b.row_starts()
+        in_a = (j >= 1) & (j <= len_a)
+        in_b = (j >= len_a + 2) & (j < len_a + 2 + len_b)
+        is_sep = (j == len_a + 1) | ((j == len_a + 2 + len_b) & (has_b > 0))
+        # One table: a's values, b's values, then [CLS], [SEP], padding.
+        size_a = tf.shape(a.values, out_type=tf.int64)[0]
+        special = size_a + tf.shape(b_values, out_type=tf.int64)[0]
+        table = tf.concat([a.values, b_values, [self.cls_id, self.sep_id, self.pad_id]], axis=0)
+        j64 = tf.cast(j, tf.int64)
+        index = tf.where(in_a, a.row_starts()[:, None] + j64 - 1,
+                         tf.where(in_b, size_a + b_starts[:, None] + j64 - tf.cast(len_a + 2, tf.int64),
+                                  tf.where(j == 0, special, tf.where(is_sep, special + 1, special + 2))))
+        total = len_a + 2 + len_b + has_b
+        return {"input_word_ids": tf.gather(table, index),
+                "input_mask": tf.cast(j < total, tf.int32),
+                "input_type_ids": tf.cast(in_b | (is_sep & (j > len_a + 1)), tf.int32)}
 
     def __call__(self, text: tf.Tensor, seq_length=None) -> dict[str, tf.Tensor]:
         """Single strings [batch] → encoder inputs with the default sequence length."""
         return self.bert_pack_inputs([self.tokenize(text)], seq_length)
 
 
-def _ragged(x):
-    return x if isinstance(x, tf.RaggedTensor) else tf.RaggedTensor.from_tensor(x)
+def _merged_rows(segment: tf.RaggedTensor) -> tf.RaggedTensor:
+    """`segment.merge_dims(1, -1)` without its validation ops (the row splits of a
+    RaggedTensor are valid already): each row's ids, all inner dimensions merged."""
+    if segment.flat_values.shape.rank != 1:
+        return segment.merge_dims(1, -1)
+    splits = segment.row_splits
+    for inner in segment.nested_row_splits[1:]:
+        splits = tf.gather(inner, splits)
+    return tf.RaggedTensor.from_row_splits(segment.flat_values, splits, validate=False)
 
 
 def save_preprocessing_export(sp_model_file: str, export_path: str, do_lower_case: bool = True,
@@ -160,30 +188,35 @@ def save_preprocessing_export(sp_model_file: str, export_path: str, do_lower_cas
         proto = f.read()
     pre = AlbertPreprocessor(proto, do_lower_case, default_seq_length)
     strings = tf.TensorSpec([None], tf.string)
-    length = tf.TensorSpec([], tf.int32)
+    # Saving traces each function again unless its cache already holds the trace under the
+    # save's own key: made in a save context, with the argument names as spec names. No
+    # function has tensor-dependent Python control flow: autograph would only slow tracing.
+    text, length = tf.TensorSpec([None], tf.string, name="text"), tf.TensorSpec([], tf.int32, name="seq_length")
 
     root = tf.train.Checkpoint()
     root.preprocessor = pre
     tokenize = tf.train.Checkpoint()
-    tokenize.__call__ = tf.function(pre.tokenize, input_signature=[strings])
-    tokenize.get_special_tokens_dict = tf.function(pre.get_special_tokens_dict, input_signature=[])
+    tokenize.__call__ = tf.function(pre.tokenize, input_signature=[strings], autograph=False)
+    tokenize.get_special_tokens_dict = tf.function(pre.get_special_tokens_dict, input_signature=[],
+                                                   autograph=False)
     root.tokenize = tokenize
 
-    pack = tf.function(pre.bert_pack_inputs)
-    for ragged_rank in (1, 2):
-        spec = tf.RaggedTensorSpec([None] + [None] * ragged_rank, tf.int32, ragged_rank=ragged_rank)
-        for count in (1, 2):
-            pack.get_concrete_function([spec] * count)
-            pack.get_concrete_function([spec] * count, length)
+    pack = tf.function(pre.bert_pack_inputs, autograph=False)
+    call = tf.function(pre.__call__, autograph=False)
+    with save_context.save_context(tf.saved_model.SaveOptions()):  # the options save uses
+        for ragged_rank in (1, 2):
+            spec = tf.RaggedTensorSpec([None] + [None] * ragged_rank, tf.int32, ragged_rank=ragged_rank)
+            for count in (1, 2):
+                pack.get_concrete_function([spec] * count)
+                pack.get_concrete_function([spec] * count, length)
+        call.get_concrete_function(text)
+        call.get_concrete_function(text, length)
     root.bert_pack_inputs = pack
-    call = tf.function(pre.__call__)
-    call.get_concrete_function(strings)
-    call.get_concrete_function(strings, length)
     root.__call__ = call
     with tempfile.TemporaryDirectory() as scratch:
         root.sp_model_file = tf.saved_model.Asset(asset_copy(sp_model_file, scratch))
         root.do_lower_case = tf.Variable(do_lower_case, trainable=False, name="do_lower_case")
-        serving = tf.function(lambda text: pre(text), input_signature=[strings])
+        serving = tf.function(lambda text: pre(text), input_signature=[strings], autograph=False)
         tf.saved_model.save(root, export_path,
                             signatures={"serving_default": serving.get_concrete_function()})
     return export_path

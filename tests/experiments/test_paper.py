@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import warnings
 
 import pytest
 
@@ -31,7 +32,19 @@ BUDGET = dataclasses.replace(TINY, max_seq_length=32, max_predictions_per_seq=5,
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     output_dir = str(tmp_path_factory.mktemp("paper_tiny"))
-    results_md = paper.run(output_dir, ALL_TABLES, BUDGET, "python -m albert_tf.experiments.paper --budget=tiny")
+    # Nine models × 3 steps: tracing their tf.functions costs more than running them eagerly
+    # (Table 5 alone: 53 → 29 CPU-s); the harness, not graph mode, is under test here.
+    import tensorflow as tf
+
+    was_eager = tf.config.functions_run_eagerly()
+    tf.config.run_functions_eagerly(True)
+    try:
+        with warnings.catch_warnings():  # tf.data's functions stay graphs: known, not news
+            warnings.filterwarnings("ignore", "Even though the `tf.config.experimental_run_functions_eagerly`")
+            results_md = paper.run(output_dir, ALL_TABLES, BUDGET,
+                                   "python -m albert_tf.experiments.paper --budget=tiny")
+    finally:
+        tf.config.run_functions_eagerly(was_eager)
     with open(results_md, encoding="utf-8") as f:
         return output_dir, f.read()
 

@@ -89,6 +89,27 @@ def test_empty_second_segments_pack_as_single_sentences(pipelines):
     assert not packed["input_type_ids"].numpy().any()
 
 
+def test_shortest_lengths_and_nested_segments(pipelines):
+    """The packer's edges: sequence lengths that leave a few or no pieces agree with the
+    Python features; ragged-rank-2 segments (words → pieces) pack as their merged ids."""
+    exported, tokenizer, sentences = pipelines
+    pairs = list(zip(sentences[20:40:2], sentences[21:41:2])) + [(sentences[0], ""), ("", sentences[1])]
+    for seq_length in (3, 4, 5, 8):
+        assert not compare(exported, tokenizer, pairs, seq_length), seq_length
+        assert not compare(exported, tokenizer, [(a, None) for a, _ in pairs], seq_length), seq_length
+    words = [s.split() for s in sentences[40:46]] + [[]]
+    per_word = [exported.tokenize(tf.constant(w, tf.string)) for w in words]  # [words, (pieces)]
+    nested = tf.RaggedTensor.from_row_lengths(tf.concat(per_word, axis=0), [len(w) for w in words])
+    merged = tf.ragged.constant([sum(p.to_list(), []) for p in per_word], tf.int32, ragged_rank=1)
+    assert nested.ragged_rank == 2
+    for segments, flat in (([nested], [merged]), ([nested, nested[::-1]], [merged, merged[::-1]])):
+        for seq_length in ([], [tf.constant(12)]):
+            got = exported.bert_pack_inputs(segments, *seq_length)
+            want = exported.bert_pack_inputs(flat, *seq_length)
+            for key in want:
+                np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
+
+
 def test_root_call_and_special_tokens(pipelines):
     exported, tokenizer, _ = pipelines
     out = exported(tf.constant(["Hello world", "A second, longer sentence."]))

@@ -23,6 +23,7 @@ from tests.conftest import tiny_config
 from tests.glue.conftest import FIXTURES as GLUE_DIR
 from tests.race.conftest import fixture_dir as race_dir
 from tests.squad.conftest import fixture_path as squad_fixture
+from tests.training.processes import RUNTIME_PYTHONPATH
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -100,7 +101,7 @@ def test_run_classifier_prints_one_line_and_exits_1(small_vocab_config, text_ass
         [sys.executable, "run_classifier.py", "--task_name=MRPC", f"--data_dir={GLUE_DIR}",
          f"--output_dir={out}", f"--cached_dir={cache}", f"--albert_config_file={small_vocab_config}",
          f"--spm_model_file={text_assets.spm_model}", "--max_seq_length=32", "--do_train"],
-        cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO), capture_output=True, text=True,
+        cwd=REPO, env=dict(os.environ, PYTHONPATH=RUNTIME_PYTHONPATH), capture_output=True, text=True,
         timeout=300)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (

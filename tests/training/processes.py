@@ -10,6 +10,10 @@ import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The repository, then tests/runtime_site, which hides the test-only scikit-learn as a runtime
+# install lacks it (Keras would import it at every start-up: tests/runtime_site/sklearn).
+RUNTIME_SITE = os.path.join(REPO, "tests", "runtime_site")
+RUNTIME_PYTHONPATH = os.pathsep.join([REPO, RUNTIME_SITE])
 
 
 def free_port() -> int:
@@ -19,7 +23,7 @@ def free_port() -> int:
 
 
 def python_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=REPO)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=RUNTIME_PYTHONPATH)
     env.pop("TF_CONFIG", None)
     env.update(extra)
     return env

@@ -17,10 +17,17 @@ from albert_tf.training import Callback, LoopConfig, MeanLossObjective, Trainer,
 from albert_tf.training.clipping import OccurrenceNormRule
 from albert_tf.training.distribute import uses_one_hot_lookups
 from albert_tf.pretraining.modeling import PretrainingObjective
-from tests.conftest import tiny_config
+from tests.conftest import tiny_config as default_config
 from tests.training.test_optimizers import reference_lr, reference_update
 
-STEPS, BATCH, SEQ, LR, WARMUP = 10, 8, 16, 0.005, 2
+# 6 steps: two rounds of the 3 fixed batches, warm-up and decay (a mechanism: the count the
+# norm is made of, step by step). One layer: ALBERT shares its layer's weights, so the model
+# has the same variables as with two, at half the work per step and per trace.
+STEPS, BATCH, SEQ, LR, WARMUP = 6, 8, 16, 0.005, 2
+
+
+def tiny_config(**overrides):
+    return default_config(**{"num_hidden_layers": 1, **overrides})
 
 
 # ----- the witness: what TF1 hands clip_by_global_norm, and what it makes of it -----
@@ -288,7 +295,7 @@ ORIGINAL_TABLES = {"classifier": ("word_embeddings", "token_type_embeddings"),
 
 @pytest.mark.parametrize("optimizer", ["lamb", "adamw"])
 def test_classifier_counts_word_and_type_rows_per_occurrence(tmp_path_factory, optimizer):
-    """Fine-tuning: 10 steps equal the reference with the word and the token-type table
+    """Fine-tuning: STEPS steps equal the reference with the word and the token-type table
     counted per occurrence."""
     run = trained("classifier", optimizer, "original", tmp_path_factory)
     assert run[0] == [WORDS, TYPES]
@@ -298,7 +305,7 @@ def test_classifier_counts_word_and_type_rows_per_occurrence(tmp_path_factory, o
 @pytest.mark.parametrize("optimizer", ["lamb", "adamw"])
 def test_pretrainer_counts_type_rows_per_occurrence(tmp_path_factory, optimizer):
     """Pretraining: the tied decoder makes the word gradient dense (as TF1's), the
-    token-type table still counts per occurrence; 10 steps equal that reference."""
+    token-type table still counts per occurrence; STEPS steps equal that reference."""
     run = trained("pretrainer", optimizer, "original", tmp_path_factory)
     assert run[0] == [TYPES]
     assert_matches(run, reference("pretrainer", optimizer, ORIGINAL_TABLES["pretrainer"]))
@@ -402,7 +409,7 @@ def test_accumulated_micro_batches_count_every_occurrence(tmp_path_factory, case
 
 def test_float16_loss_scaling_logs_and_clips_with_the_unscaled_norm(tmp_path_factory):
     """--dtype=float16: the loop sees gradients of the scaled loss (×2^15) and must unscale
-    the norm before clipping; the 10 steps then follow the float32 norms to half precision."""
+    the norm before clipping; the STEPS steps then follow the float32 norms to half precision."""
     one = trained("classifier", "lamb", "original", tmp_path_factory)
     half = trained("classifier", "lamb", "original", tmp_path_factory, dtype="float16")
     assert half[0] == one[0]

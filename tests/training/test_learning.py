@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 
 from albert_tf import AlbertConfig
-from albert_tf.corpus import build_corpus, train_tiny_spm
+from albert_tf.corpus import train_tiny_spm
 from albert_tf.models import AlbertPretrainer
 from albert_tf.training import Callback, LoopConfig, Trainer, create_optimizer
 from albert_tf.pretraining.modeling import PretrainingObjective
 from albert_tf.pretraining.records import pretraining_dataset_fn
 from tests.in_process_tools import run_tool
+from tests.text_assets import text_assets  # noqa: F401  (session fixture: the corpus, built once)
 
 # Slow tier (make test-all): 300 training steps (learning, not a mechanism);
 # tests/training/test_run_pretraining.py covers the loop fast.
@@ -48,10 +49,11 @@ def write_split(corpus: str, train: str, held_out: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def records(tmp_path_factory):
+def records(tmp_path_factory, text_assets):  # noqa: F811
+    # The run's shared built-in corpus (the same build_corpus text; its 1000-piece model is
+    # not used here): building the corpus is ~7 s of CPU, the 4000-piece model ~3 s.
     root = tmp_path_factory.mktemp("corpus")
-    corpus = str(root / "corpus.txt")
-    build_corpus(corpus)
+    corpus = text_assets.corpus
     model = train_tiny_spm(corpus, str(root / "spm"), vocab_size=VOCAB)
     write_split(corpus, str(root / "train.txt"), str(root / "held_out.txt"))
     outputs = {}
