@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from albert_tf import AlbertConfig
+from tests.training.processes import RUNTIME_SITE
 
 # Subprocesses that inherit this environment start without the test-only scikit-learn, as a
 # runtime install does (tests/runtime_site/sklearn; tests that set PYTHONPATH use
 # tests/training/processes.RUNTIME_PYTHONPATH). This process keeps it (it is imported already).
-_RUNTIME_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime_site")
 os.environ["PYTHONPATH"] = os.pathsep.join(
-    [_RUNTIME_SITE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    [RUNTIME_SITE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
 
 
 def tiny_config(**overrides) -> AlbertConfig:

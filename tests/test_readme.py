@@ -319,7 +319,7 @@ def test_readme_section_runs(heading, tmp_path):
     here = os.getcwd()
     os.chdir(work)
     try:
-        for name in SECTIONS[heading].setup:
+        for name in section.setup:
             SETUP[name](str(work))
     finally:
         os.chdir(here)
@@ -341,7 +341,7 @@ def test_readme_section_runs(heading, tmp_path):
                      if not stderr_filter.keep(line.encode(), NVIDIA_DRIVER)]
             assert not noise, (f"README {heading!r} block {index}: TensorFlow's INFO/WARNING "
                                f"or known-harmless lines reached stderr:\n" + "\n".join(noise[:10]))
-    assert_outputs_readable(heading, {path: mode for path, mode in walk_modes(work).items()
+    assert_outputs_readable(heading, section, {path: mode for path, mode in walk_modes(work).items()
                                       if path not in stand_ins})
 
 
@@ -356,9 +356,9 @@ def walk_modes(root) -> dict[str, tuple[bool, int]]:
     return found
 
 
-def assert_outputs_readable(heading: str, written: dict[str, tuple[bool, int]]) -> None:
+def assert_outputs_readable(heading: str, section: Section,
+                            written: dict[str, tuple[bool, int]]) -> None:
     """Under umask 022: files 0644, directories 0755, no *.tmp; the section's `writes` there."""
-    section = SECTIONS[heading]
     written = {path: mode for path, mode in written.items()
                if not any(fnmatch.fnmatch(path, pattern) for pattern in section.foreign)}
     for pattern in section.writes:

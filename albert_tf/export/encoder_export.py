@@ -21,10 +21,10 @@ import tempfile
 from typing import Any
 
 import tensorflow as tf
-from tensorflow.python.saved_model import save_context  # no public equivalent
 
 from albert_tf.checkpoints.tf1_hub_files import CONFIG_ASSET  # the original's asset name
 from albert_tf.export.assets import asset_copy
+from albert_tf.export.save_tracing import traced_for_saving
 from albert_tf.models.encoder import INPUT_NAMES, AlbertEncoder
 from albert_tf.models.pretrainer import AlbertPretrainer
 
@@ -58,9 +58,8 @@ def _reusable_object(call, variables, trainable_variables, signature) -> tf.trai
     """A trackable with the reusable-SavedModel attributes, traced for both training modes."""
     obj = tf.train.Checkpoint()
     function = tf.function(call, autograph=False)
-    # Traced under the context `tf.saved_model.save` traces in (its default options), so
-    # saving finds these traces instead of making them again.
-    with save_context.save_context(tf.saved_model.SaveOptions()):
+    # Traced as saving needs them, so it reuses these traces (export/save_tracing.py).
+    with traced_for_saving():
         function.get_concrete_function(signature, training=False)
         function.get_concrete_function(signature, training=True)
     obj.__call__ = function

@@ -22,9 +22,9 @@ import tempfile
 
 import tensorflow as tf
 import tensorflow_text as tf_text
-from tensorflow.python.saved_model import save_context  # no public equivalent
 
 from albert_tf.export.assets import asset_copy
+from albert_tf.export.save_tracing import traced_for_saving
 
 SPIECE_UNDERLINE = "\u2581"
 # Python's str.split() whitespace: ASCII controls \t\n\v\f\r, \x1c-\x1f, \x85 and Unicode Z*.
@@ -203,7 +203,7 @@ def save_preprocessing_export(sp_model_file: str, export_path: str, do_lower_cas
 
     pack = tf.function(pre.bert_pack_inputs, autograph=False)
     call = tf.function(pre.__call__, autograph=False)
-    with save_context.save_context(tf.saved_model.SaveOptions()):  # the options save uses
+    with traced_for_saving():
         for ragged_rank in (1, 2):
             spec = tf.RaggedTensorSpec([None] + [None] * ragged_rank, tf.int32, ragged_rank=ragged_rank)
             for count in (1, 2):

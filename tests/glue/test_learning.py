@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 
 import keras
 import pytest
@@ -23,6 +25,7 @@ from albert_tf.export.layout import task_saved_model
 from albert_tf.glue.runner import GlueRunOptions, run
 from tests.conftest import tiny_config
 from tests.in_process_tools import run_tool
+from tests.training import processes
 
 # Slow tier (make test-all): real learning on the corpus task (≈3 min);
 # tests/glue/test_run_classifier.py covers the script fast.
@@ -47,22 +50,29 @@ def learning_run(tmp_path_factory, text_assets):
                        f"--spm_model_file={text_assets.spm_model}", f"--max_seq_length={SEQ}",
                        "--max_predictions_per_seq=10", "--dupe_factor=2", "--num_workers=1")
     assert created.status == 0, created.stderr[-2000:]
-    return root, config, data, text_assets.spm_model, records
+    # Pretraining runs in the background while the random-init fine-tune trains here.
+    pretrain_dir = root / "pretrain"
+    log = open(root / "pretrain.log", "w")  # a file, not a pipe: the child never blocks on it
+    pretraining = subprocess.Popen(
+        [sys.executable, "run_pretraining.py", f"--albert_config_file={config}", f"--input_file={records}",
+         f"--output_dir={pretrain_dir}", f"--max_seq_length={SEQ}", "--max_predictions_per_seq=10",
+         "--train_batch_size=64", f"--num_train_steps={PRETRAIN_STEPS}", "--num_warmup_steps=150",
+         "--learning_rate=2e-3", f"--save_checkpoints_steps={PRETRAIN_STEPS}", "--log_steps=500",
+         "--seed=1"], cwd=processes.REPO, env=processes.python_env(), stdout=log,
+        stderr=subprocess.STDOUT)
+    yield root, config, data, text_assets.spm_model, pretraining
+    if pretraining.poll() is None:
+        pretraining.kill()
+    pretraining.wait()
+    log.close()
 
 
 def pretrained_checkpoint(learning_run) -> str:
-    """The final checkpoint of run_pretraining on the corpus (run once, in this process: the
-    tool's own command line through its console_main, without a second TensorFlow start-up)."""
-    root, config, _, _, records = learning_run
+    """Waits for the background run_pretraining; the path of its final checkpoint."""
+    root, pretraining = learning_run[0], learning_run[-1]
+    returncode = pretraining.wait(timeout=900)
+    assert returncode == 0, (root / "pretrain.log").read_text()[-3000:]
     checkpoint = str(root / "pretrain" / f"model.ckpt-{PRETRAIN_STEPS}")
-    if not os.path.exists(checkpoint + ".index"):
-        pretraining = run_tool(
-            "albert_tf.run_pretraining", f"--albert_config_file={config}", f"--input_file={records}",
-            f"--output_dir={root / 'pretrain'}", f"--max_seq_length={SEQ}",
-            "--max_predictions_per_seq=10", "--train_batch_size=64",
-            f"--num_train_steps={PRETRAIN_STEPS}", "--num_warmup_steps=150", "--learning_rate=2e-3",
-            f"--save_checkpoints_steps={PRETRAIN_STEPS}", "--log_steps=500", "--seed=1")
-        assert pretraining.status == 0, pretraining.stderr[-3000:]
     assert os.path.exists(checkpoint + ".index")
     return checkpoint
 
