@@ -50,8 +50,6 @@ SLOW_TESTS: dict[str, str] = {
         "imports tf_keras, 19 s; the export's interface is covered fast by the Keras 3 wrapper tests",
     "tests/export/test_encoder_export.py::test_saved_model_cli_runs_serving_default":
         "a subprocess, 9 s; the signature is checked fast by test_saved_model_load_and_hub_load_…",
-    "tests/export/test_tflite.py::test_run_squad_v1_export_dir_writes_saved_model_and_tflite":
-        "fine-tunes SQuAD, 20 s; run_squad's export is covered fast by tests/export/test_task_serving.py",
     # ---- training ----
     "tests/training/test_clipping.py::test_two_replicas_count_every_occurrence":
         "two replicas, 77 s; per-occurrence counting is covered fast by the one-device tests of "
