@@ -8,7 +8,6 @@ export's files against the Keras model on every engine are tests/export/test_tas
 
 from __future__ import annotations
 
-
 import keras
 import numpy as np
 import pytest
@@ -20,7 +19,7 @@ from albert_tf.glue.export import classifier_outputs
 from albert_tf.models.classifier import AlbertClassifier
 from albert_tf.squad.runner import SquadRunError, SquadRunOptions, run
 from tests.conftest import tiny_config
-from tests.squad.reference import (reference_options, tiny_config as squad_config)
+from tests.squad.reference import reference_options, tiny_config as squad_config
 from tests.text_assets import text_assets  # noqa: F401  (session fixture: tiny SP model)
 
 SEQ = 32
