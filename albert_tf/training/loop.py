@@ -36,7 +36,7 @@ from albert_tf.training.checkpoint_eval import RESULTS_FILE, write_eval_results
 from albert_tf.training.checkpointing import TrainingCheckpoint, restore_model
 from albert_tf.training.clipping import OccurrenceNormRule
 from albert_tf.training.errors import NonFiniteLossError, WorkerLostError
-from albert_tf.training.input_options import without_autotune
+from albert_tf.training import input_options
 # LoopConfig and Callback live in loop_config (callers also find them here).
 from albert_tf.training.loop_config import Callback, LoopConfig
 from albert_tf.training.objective import Objective
@@ -186,10 +186,10 @@ class Trainer(CompiledSteps):
         # A plain per-worker iterator (not a distributed one): it is checkpointable, so the
         # input position (shuffle buffers included) is saved and restored exactly.
         # Datasets with stateful ops (e.g. tf.random in a map) still checkpoint, with a TF
-        # warning that their random state is not saved (their resume is then approximate).
-        options = tf.data.Options()
-        options.experimental_external_state_policy = tf.data.experimental.ExternalStatePolicy.WARN
-        iterator = iter(dataset_fn(distribute.input_context(self.strategy)).with_options(options))
+        # warning that their random state is not saved (their resume is then approximate):
+        # input_options.training_options.
+        iterator = iter(dataset_fn(distribute.input_context(self.strategy)).with_options(
+            input_options.training_options()))
         self.checkpoint.attach_iterator(iterator)
         restored = self.checkpoint.restore_latest()
         if restored:
@@ -341,7 +341,7 @@ class Trainer(CompiledSteps):
         """Metrics over `steps` batches (None: until the dataset ends), plus `loss` (mean over
         batches of the batch loss) and `global_step`; written to output_dir/results_file."""
         dataset = self.strategy.distribute_datasets_from_function(
-            lambda context: without_autotune(dataset_fn(context)))  # input_options: a fresh pass
+            lambda context: input_options.without_autotune(dataset_fn(context)))  # input_options: a fresh pass
         if self._eval_loop_fn is None:
             self._eval_loop_fn = self._make_eval_loop()
         for metric in self.eval_metrics.values():
