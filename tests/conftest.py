@@ -14,7 +14,7 @@ from albert_tf.training import input_options
 from tests.training.processes import RUNTIME_SITE
 
 # The suite trains hundreds of times per process, and TF 2.21 can block up to 60 s when it
-# frees an autotuned training iterator (albert_tf/training/input_options.py: ~6 minutes of a
+# frees an autotuned training iterator (albert_tf/training/input_options.py: 6–14 minutes of a
 # full run went to these waits). In-process training here runs without tf.data's autotuner;
 # the command-line tests (subprocesses) keep the default.
 input_options.TRAINING_AUTOTUNE = False

@@ -9,12 +9,13 @@ tf.data's autotuner"). The training iterator keeps the autotuner (no slow pass m
 unless `TRAINING_AUTOTUNE` is set False.
 
 Why a process that trains many times may want it off: in TF 2.21, deleting an autotuned
-iterator cancels its autotuner thread with a race (the thread can re-check for cancellation
-before it is marked, and sleeps out its period: up to 60 s). About one deletion in three
-blocked for the rest of the period in a probe (`del` of a 12 s-old iterator: 8.6 s). A
-command-line run frees its training iterator at exit, where nothing waits; a process that
-trains again and again (a notebook, a sweep, the test suite: 6 minutes of such waits in one
-run) collects the old iterators as it goes, each deletion a chance of a wait.
+iterator does not always wake its autotuner thread, which then sleeps out its current period
+(it doubles up to 60 s) while the deletion waits for it: a race, one deletion in three in a
+probe (`del` of a 12 s-old iterator: 8.6 s; native stacks: ~RootDataset::Iterator waiting on
+the thread in Model::OptimizeLoop's timed wait). A command-line run frees its training
+iterator at exit, where nothing waits; a process that trains again and again (a notebook, a
+sweep, the test suite: 6–14 minutes of such waits in a full run) frees old iterators as it
+goes, each a chance of a wait.
 """
 
 from __future__ import annotations

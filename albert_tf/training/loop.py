@@ -341,7 +341,7 @@ class Trainer(CompiledSteps):
         """Metrics over `steps` batches (None: until the dataset ends), plus `loss` (mean over
         batches of the batch loss) and `global_step`; written to output_dir/results_file."""
         dataset = self.strategy.distribute_datasets_from_function(
-            lambda context: input_options.without_autotune(dataset_fn(context)))  # input_options: a fresh pass
+            lambda context: input_options.without_autotune(dataset_fn(context)))  # a fresh pass
         if self._eval_loop_fn is None:
             self._eval_loop_fn = self._make_eval_loop()
         for metric in self.eval_metrics.values():
