@@ -53,13 +53,15 @@ test: $(DEV_STAMP)
 # print a notice at start-up and change the order of float sums. TF_ENABLE_ONEDNN_OPTS=1 turns
 # them on on any x86 CPU, so the tests that read stderr (the logs, one-line errors for bad
 # input) and those that compare numbers with an independent reference run again with it
-# (their fast tests: the slow ones repeat a mechanism on more processes or steps).
+# (their fast tests: the slow ones repeat a mechanism on more processes or steps). One file per
+# reference: HF's outputs through tests/models/test_hf_parity.py (the same encoder numerics as
+# tests/checkpoints/test_hf_parity.py's heads), the optimizer's update through
+# tests/training/test_optimizers.py (the gradients tests/training/test_clipping.py clips).
 ONEDNN_TESTS := tests/test_quiet_startup.py tests/test_script_flags.py \
   tests/training/test_run_pretraining.py tests/training/test_sidecar_pretraining.py \
   tests/finetuning/test_preflight.py tests/data/test_record_checks.py \
   tests/layers/test_layers.py tests/layers/test_transformer.py tests/models/test_hf_parity.py \
-  tests/checkpoints/test_hf_parity.py tests/training/test_optimizers.py \
-  tests/training/test_clipping.py tests/export/test_serving.py
+  tests/training/test_optimizers.py tests/export/test_serving.py
 # Tests that set TF_ENABLE_ONEDNN_OPTS=1 themselves already ran so in the main pass.
 ONEDNN_DUPLICATES := "tests/test_quiet_startup.py::test_tiny_pretraining_run_shows_only_its_own_log[1]" \
   "tests/test_quiet_startup.py::test_checkpoint_tools_show_their_report_and_real_errors_only[1]"

@@ -37,8 +37,8 @@ SLOW_TESTS: dict[str, str] = {
     "tests/test_remote_paths.py::test_squad_feature_caches_and_race_on_the_bucket": "16 s; as above",
     # ---- export and serving ----
     "tests/export/test_task_serving.py::test_bfloat16_classifier_export_within_the_stated_bound":
-        "38 s; the bf16 serving bound is checked fast by tests/export/test_serving.py::"
-        "test_bfloat16_serving_graph_within_the_stated_bound",
+        "38 s; the bf16 serving bound is checked fast by tests/export/test_serving_matrix.py's "
+        "bf16 cells (the same 2^-5 bound on the bf16 encoder exports, on every engine)",
     "tests/export/test_task_serving.py::test_bfloat16_squad_export_within_the_stated_bound": "21 s; as above",
     "tests/export/test_int8_calibration.py::test_real_task_accuracy_and_argmax_kept":
         "fine-tunes and exports twice, 35 s; the static int8 path is covered fast by "
@@ -106,15 +106,9 @@ SLOW_TESTS: dict[str, str] = {
         "22 s; [1] (oneDNN on, the x86 default) stays fast",
     "tests/test_quiet_startup.py::test_checkpoint_tools_show_their_report_and_real_errors_only[0]":
         "17 s; as above",
-    "tests/export/test_serving.py::test_float32_artifacts_equal_the_keras_model_on_every_engine":
-        "its export is built for it alone (55 s); covered fast by tests/export/test_serving_matrix.py's "
-        "fp32 and bf16_full cells on every engine",
     "tests/export/test_serving.py::test_auto_names_the_engine_it_picks":
-        "needs that export; covered fast by test_serving_matrix.py's one-line checks and auto tests",
-    "tests/export/test_serving.py::test_bfloat16_serving_graph_within_the_stated_bound":
-        "its own bf16 export, ~18 s; covered fast by tests/export/test_serving_matrix.py's bf16 cells "
-        "(tensorflow and openvino at bf16 on the bf16 and bf16_full exports: the same 2^-5 bound, "
-        "and not bit-equal to float32 on tensorflow)",
+        "reads test_serving_matrix.py's fp32_full export, which the oneDNN pass (this file, fast "
+        "tests) would build again (~20 s); the one line is covered fast by the matrix's checks",
     "tests/export/test_task_serving.py::test_dynamic_int8_task_export_keeps_a_fine_tuned_classifiers_argmax":
         "a third export of the fine-tuned classifier, ~12 s; dynamic int8 TFLite on it is covered fast "
         "by tests/export/test_serving.py::test_dynamic_int8_keeps_a_fine_tuned_classifiers_argmax, "
@@ -151,9 +145,6 @@ SLOW_TESTS: dict[str, str] = {
     "tests/training/test_loop.py::test_recompute_grad_trains_like_the_plain_step":
         "10 s; recomputed blocks are covered fast by tests/layers/test_transformer.py::"
         "test_recomputed_blocks_give_the_plain_gradients",
-    "tests/training/test_run_pretraining.py::test_loop_flags_reach_the_trainer":
-        "20 s; flags → LoopConfig is covered fast by tests/training/test_flags.py and "
-        "tests/test_script_options.py",
     "tests/export/test_keras_fine_tuning.py::test_fit_with_adamw_trains_the_encoder[HubEncoder]":
         "7 s; fitting through an export is covered fast by the [load_keras_encoder] case, "
         "HubEncoder by tests/export/test_encoder_export.py's Keras 3 wrapper tests",

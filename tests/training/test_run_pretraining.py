@@ -135,15 +135,3 @@ def test_init_checkpoint_that_does_not_fit_stops_before_output_dir(tmp_path):
         "match AlbertPretrainer; model variables missing from the checkpoint (7): "
         "predictions.dense.weight, predictions.dense.bias")
     assert not out.exists()
-
-
-def test_loop_flags_reach_the_trainer(config_file, tmp_path):
-    """--recompute_grad and --clip_norm_mode reach the Trainer; in mode "original" only the
-    token-type table counts per occurrence in pretraining (the tied decoder makes the word
-    gradient dense, Q35)."""
-    path = record_files.write(str(tmp_path / "data.tfrecord"), record_files.rows(8, SEQ, PRED))
-    result = pretrain(config_file, path, tmp_path / "out", "--recompute_grad")
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "recompute_grad: 1 transformer stack(s) recompute" in result.stderr
-    assert ("(clip_norm_mode=original); per token occurrence: "
-            "embeddings/token_type_embeddings\n") in result.stderr
