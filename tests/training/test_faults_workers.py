@@ -3,7 +3,8 @@ SIGKILLed mid-run. The survivor does not hang: TensorFlow's coordination service
 receiving the lost worker's heartbeats and aborts the collectives; the run exits with status
 1 and one line naming the lost peer within LOST_PEER_BOUND_S. Restarting both workers with the
 same commands resumes from the last checkpoint, and the final values equal an uninterrupted
-two-worker run's."""
+two-worker run's. (This is also the suite's SIGKILL-and-resume check: the one-process
+tests/training/test_resume.py repeated it and was removed for the 20-minute `make test-all`.)"""
 
 from __future__ import annotations
 

@@ -3,7 +3,10 @@ process and an evaluator process (--do_eval --nodo_train) started together on th
 output_dir. The evaluator evaluates every checkpoint once, appends the original's
 `key = value` lines (and `saved … to …` when a checkpoint becomes the best) to
 eval_results.txt, keeps the best masked_lm_accuracy as model.ckpt-best, and exits once
-the last training step is evaluated."""
+the last training step is evaluated. The fine-tuning scripts' side-car (run_classifier with
+--do_eval and no --do_train) runs the same `checkpoint_eval.follow_training`;
+its two-process test (tests/glue/test_sidecar_eval.py) was removed for the 20-minute
+`make test-all`."""
 
 from __future__ import annotations
 
