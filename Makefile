@@ -42,9 +42,10 @@ install-dev: $(DEV_STAMP)
 # test not marked `slow` (pyproject.toml [tool.pytest.ini_options] markers).
 # `make test-all` (what CI's .ci/run calls): ruff, every test, then the oneDNN pass below.
 # Both run the test files in $(TEST_WORKERS) processes (pytest-xdist; a file's tests stay
-# together so its module fixtures are built once) and list the slowest tests at the end.
+# together so its module fixtures are built once), the longest files first (tests/run_order.py,
+# so the processes end together), and list the slowest tests at the end.
 TEST_WORKERS ?= 2
-PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: $(DEV_STAMP)
 	$(PY) -m ruff check .
 	$(PYTEST) --durations=15 -m "not slow" tests

@@ -58,8 +58,12 @@ def config() -> AlbertConfig:
 
 def pytest_collection_modifyitems(items) -> None:
     """Marks the single tests of `tests/slow_tests.py` `slow` (the slow tier, `make test-all`;
-    tests/test_tiers.py checks that every key names a test)."""
+    tests/test_tiers.py checks that every key names a test), and puts the longest files first
+    (`tests/run_order.py`; a file's tests keep their order)."""
+    from tests.run_order import file_rank
     from tests.slow_tests import SLOW_TESTS
+
+    items.sort(key=lambda item: file_rank(item.nodeid))  # stable: the rest keep their order
 
     for item in items:
         if any(item.nodeid == key or item.nodeid.startswith(key + "[") for key in SLOW_TESTS):

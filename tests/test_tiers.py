@@ -12,6 +12,7 @@ import ast
 import pathlib
 import re
 
+from tests.run_order import LONGEST_FIRST
 from tests.slow_tests import SLOW_TESTS
 from tests.test_import_graph import PACKAGE, _all_modules, _imports_of, _module_graph
 
@@ -45,6 +46,12 @@ def test_every_slow_key_names_a_test_and_says_what_covers_it():
             f"{key}: its whole file is slow already")
         assert "fast" in reason or reason.endswith("as above"), (
             f"{key}: say which fast test covers its module")
+
+
+def test_every_file_of_the_run_order_exists_once():
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST), "tests/run_order.py: a file twice"
+    for file in LONGEST_FIRST:
+        assert (REPO / file).is_file(), f"tests/run_order.py: no file {file}"
 
 
 def _fast_test_files() -> list[pathlib.Path]:
