@@ -236,7 +236,8 @@ def test_auto_takes_a_fixed_length_file_only_where_seq_length_fits(int8_export):
     artifact = Artifact(int8_export[0], cpu_flags=hardware.cpu_flags(cpuinfo_texts.AMD_AVX2))
     artifact.tflite, artifact.tflite_quantization = "albert_encoder.tflite", "dynamic_int8"
     artifact.tflite_seq_length = artifact.max_seq_length // 2
-    assert AUTO_RULE[hardware.PROFILE_AVX2]["int8"][1][0] == "tflite"
+    cell = AUTO_RULE[hardware.PROFILE_AVX2]["int8"][1]  # (this export holds no ONNX int8 file)
+    assert cell.index("tflite") < cell.index("openvino")
     assert auto_backend(artifact, "int8", 1, hardware.PROFILE_AVX2)[0] == "openvino"
     fits = artifact.tflite_seq_length
     assert auto_backend(artifact, "int8", 1, hardware.PROFILE_AVX2, seq_length=fits)[0] == "tflite"
