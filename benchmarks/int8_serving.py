@@ -88,30 +88,30 @@ def nncf_on_hf(model, calibration: list[Feed], threads: int) -> Callable[[Feed],
     return run
 
 
-def our_int8_export(workdir: str, hf_dir: str, calibration: list[Feed], seq: int) -> str:
-    """Our encoder export with the calibrated int8 IR (and the dynamic int8 TFLite file), from
-    the HF weights by the export code; cached in `workdir`."""
+def _export_from_hf(workdir: str, hf_dir: str, name: str, **options) -> str:
+    """Our encoder export of the HF weights in `hf_dir` by the export code (`export_encoder`
+    with `options`), cached in `workdir` under `<hf dir name>_<name>`."""
     from albert_tf.export.tfhub import export_encoder
     from albert_tf.model_source import task_config
 
-    path = os.path.join(workdir, f"{os.path.basename(hf_dir)}_ours_int8_static")
+    path = os.path.join(workdir, f"{os.path.basename(hf_dir)}_{name}")
     if not os.path.isdir(path):
         export_encoder(task_config(None, None, hf_dir), hf_dir, path, None, True, False,
-                       "float32", "dynamic_int8", seq, True, None, calibration)
+                       "float32", **options)
     return path
+
+
+def our_int8_export(workdir: str, hf_dir: str, calibration: list[Feed], seq: int) -> str:
+    """Our encoder export with the calibrated int8 IR (and the dynamic int8 TFLite file)."""
+    return _export_from_hf(workdir, hf_dir, "ours_int8_static", tflite_quantization="dynamic_int8",
+                           tflite_seq_length=seq, openvino_ir=True,
+                           int8_calibration=calibration)
 
 
 def our_onnx_export(workdir: str, hf_dir: str) -> str:
     """Our encoder export with the ONNX files of `--onnx` (float32, the 7-bit dynamic int8 file
-    and the full-range one), from the HF weights by the export code; cached in `workdir`."""
-    from albert_tf.export.tfhub import export_encoder
-    from albert_tf.model_source import task_config
-
-    path = os.path.join(workdir, f"{os.path.basename(hf_dir)}_ours_onnx")
-    if not os.path.isdir(path):
-        export_encoder(task_config(None, None, hf_dir), hf_dir, path, None, True, False,
-                       "float32", onnx_quantization="dynamic_int8")
-    return path
+    and the full-range one)."""
+    return _export_from_hf(workdir, hf_dir, "ours_onnx", onnx_quantization="dynamic_int8")
 
 
 def _ort_static_int8(workdir: str, hf_dir: str, calibration: list[Feed], threads: int
@@ -160,7 +160,7 @@ def compare(workdir: str, hf_dir: str, model, threads: int, rounds: int,
         "ours: load_serving(precision='int8', seq_length=128) (auto, 128 tokens)":
             ours("auto", "int8", seq_length=128),
         "ours: ONNX Runtime static int8 (QDQ, MinMax) of our ONNX graph": ort_qdq,
-        # The dynamic int8 ONNX file auto serves at batch 8 on AVX2 (export_tfhub --onnx).
+        # The dynamic int8 ONNX file auto serves on AVX2 (export_tfhub --onnx).
         "ours: ONNX Runtime dynamic int8 (--onnx, the file for this CPU)":
             ours("onnxruntime", "int8", path=onnx_path),
     }

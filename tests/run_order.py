@@ -51,7 +51,9 @@ LONGEST_FIRST: tuple[str, ...] = (
 )
 
 
+_RANK = {file: place for place, file in enumerate(LONGEST_FIRST)}
+
+
 def file_rank(nodeid: str) -> int:
     """Where a test's file starts: its place in LONGEST_FIRST, or after all of them."""
-    file = nodeid.split("::", 1)[0]
-    return LONGEST_FIRST.index(file) if file in LONGEST_FIRST else len(LONGEST_FIRST)
+    return _RANK.get(nodeid.split("::", 1)[0], len(LONGEST_FIRST))
