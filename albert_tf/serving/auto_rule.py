@@ -18,7 +18,10 @@ Profiles (albert_tf.runtime.hardware.cpu_profile):
   both under the NNCF-on-HF peer's 0.265).
 * x86-avx512-bf16 — measured on an Intel Xeon with AVX-512, AMX-BF16/INT8 and VNNI (issue 27's
   figures): OpenVINO first for fp32 (15.2 seq/s vs ONNX Runtime 13.9, TensorFlow 13.3 at batch
-  8) and bf16 (58.1 vs TensorFlow 26.7); int8: TFLite (56.2) before ONNX Runtime (43.6).
+  8) and bf16 (58.1 vs TensorFlow 26.7); int8: TFLite (56.2) before ONNX Runtime (43.6). Its
+  int8 cells measured again on an AMD EPYC Zen 4 (AVX-512 VNNI and BF16, no AMX): the NNCF IR
+  0.92–0.96x / 1.06–1.07x the NNCF-on-HF peer at batch 1 / 8, TFLite 0.99–1.01x / 1.02–1.05x,
+  ONNX Runtime's files 0.75–0.80x — the same order within this machine's noise.
 * x86-avx512 (no bf16 units) — not measured on such a CPU: fp32 and int8 as the AVX-512 Xeon
   (the same AVX-512/VNNI kernel families in each engine), bf16 as AVX2 (emulated).
 * arm64 — not measured (no Arm machine here): TensorFlow (oneDNN + ACL) for fp32/bf16, TFLite's
@@ -29,8 +32,9 @@ int8's static IR ("openvino" at int8: NNCF's, `--int8_calibration_file`; issue 4
 1.16x the NNCF-on-HF peer at batch 1 / 8, the TFLite int8 file 1.92x / 1.45x); on AMX-INT8 first
 at batch 1 and after the TFLite file at batch 8, as issue 42's Xeon run measured NNCF's int8 IR
 against our TFLite int8 file (52.4 vs 42.3 seq/s at batch 1, 35.8 vs 42.6 at batch 8); first on
-AVX-512 VNNI and AVX-VNNI (INT8_AVX_VNNI) CPUs, whose int8 dot products it is made for (not
-measured on such CPUs yet); last on Arm (OpenVINO's Arm int8 path unmeasured, XNNPACK's home).
+AVX-512 VNNI and AVX-VNNI (INT8_AVX_VNNI) CPUs, whose int8 dot products it is made for (on the
+Zen 4 EPYC: 1.7x OpenVINO bf16, 3.3x f32; AVX-VNNI without AVX-512 not measured); last on Arm
+(OpenVINO's Arm int8 path unmeasured, XNNPACK's home).
 The TFLite file has a fixed length: `load_serving(..., seq_length=N)` lets auto take it for
 inputs up to N tokens (an encoder export's maximum is 512, its TFLite file's 128).
 """
