@@ -82,7 +82,8 @@ def make_pairs(documents: Sequence[Sequence[str]], num_pairs: int, rng: random.R
     return rows
 
 
-def _write_tsv(path: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+def write_tsv(path: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """A GLUE-format TSV file (header, then one row per line), written whole or not at all."""
     with atomic_file(path, newline="\n") as f:
         f.write("\t".join(header) + "\n")
         for row in rows:
@@ -127,9 +128,9 @@ def build_corpus_task(output_dir: str, corpus_path: str | None = None, num_train
         offset += sum(len(d) for d in docs)
         path = os.path.join(output_dir, "MRPC", f"{split}.tsv")
         if split == "test":
-            _write_tsv(path, TEST_HEADER, [(k, *row[1:]) for k, row in enumerate(rows)])
+            write_tsv(path, TEST_HEADER, [(k, *row[1:]) for k, row in enumerate(rows)])
         else:
-            _write_tsv(path, MRPC_HEADER, rows)
+            write_tsv(path, MRPC_HEADER, rows)
         counts[split] = len(rows)
     logging.info("Wrote %s/MRPC: %s pairs from %d documents", output_dir, counts, n)
     return counts
